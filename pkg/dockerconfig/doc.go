@@ -1,0 +1,2 @@
+// Package dockerconfig parses, edits, merges and writes pull secrets.
+package dockerconfig
