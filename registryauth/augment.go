@@ -1,9 +1,12 @@
 package registryauth
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/openshift/hypershift-ecr/pkg/dockerconfig"
 	"github.com/openshift/hypershift-ecr/pkg/ecrhost"
@@ -18,9 +21,14 @@ import (
 // pullSecret is never modified. The result holds live tokens: use it for
 // registry access only, never store it (see the package documentation).
 func (k *Keychain) Augment(ctx context.Context, pullSecret []byte, imagesOrHosts ...string) ([]byte, error) {
-	cfg, err := dockerconfig.Parse(pullSecret)
-	if err != nil {
-		return nil, fmt.Errorf("ecr: augment pull secret: %w", err)
+	// Validate the pull secret before anything else: bad input changes
+	// nothing and calls nothing. A memoised input was valid.
+	var cfg *dockerconfig.Config
+	if !k.memo.has(pullSecret) {
+		var err error
+		if cfg, err = dockerconfig.Parse(pullSecret); err != nil {
+			return nil, fmt.Errorf("ecr: augment pull secret: %w", err)
+		}
 	}
 	type target struct {
 		authKey string
@@ -51,16 +59,31 @@ func (k *Keychain) Augment(ctx context.Context, pullSecret []byte, imagesOrHosts
 	for _, t := range targets {
 		k.prefetch(t.e)
 	}
-	for _, t := range targets {
+	edits := make([]memoEdit, len(targets))
+	for i, t := range targets {
 		tok, err := k.token(ctx, t.reg, t.e)
 		if err != nil {
 			return nil, err
 		}
-		if err := cfg.SetAuth(t.authKey, tok.auth); err != nil {
+		edits[i] = memoEdit{authKey: t.authKey, tok: tok}
+	}
+	if out, ok := k.memo.get(pullSecret, edits); ok {
+		return out, nil
+	}
+	if cfg == nil {
+		var err error
+		if cfg, err = dockerconfig.Parse(pullSecret); err != nil {
+			return nil, fmt.Errorf("ecr: augment pull secret: %w", err)
+		}
+	}
+	for i, t := range targets {
+		if err := cfg.SetAuth(t.authKey, edits[i].tok.auth); err != nil {
 			return nil, fmt.Errorf("ecr: augment pull secret for %s: %w", t.reg.Host, err)
 		}
 	}
-	return cfg.Marshal(), nil
+	out := cfg.Marshal()
+	k.memo.put(pullSecret, edits, out)
+	return out, nil
 }
 
 // prefetch starts a fetch for e when it has no servable token, none is in
@@ -69,10 +92,72 @@ func (k *Keychain) prefetch(e *entry) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := k.clock.Now()
-	if tok := e.tok.Load(); tok != nil && now.Before(tok.expiresAt.Add(-k.expiryMargin)) {
+	if tok := e.tok.Load(); tok != nil && tok.servable(now) {
 		return
 	}
 	if e.inflight == nil && (e.lastErr == nil || !now.Before(e.retryAt)) {
 		_, _ = k.startFlight(e)
 	}
+}
+
+// augmentMemo remembers the last few Augment results. HyperShift augments
+// the same pull secret with the same tokens on every reconcile; a hit costs
+// a comparison and a copy instead of a parse and a serialisation. An entry
+// is keyed by the exact input bytes and the exact tokens used (by
+// identity), so a rotated token or an edited pull secret never hits. It
+// holds nothing the keychain does not already hold in memory, and Close
+// drops it.
+type augmentMemo struct {
+	mu      sync.Mutex
+	entries [augmentMemoSize]memoEntry
+	next    int
+}
+
+const augmentMemoSize = 8
+
+type memoEdit struct {
+	authKey string
+	tok     *token
+}
+
+type memoEntry struct {
+	in, out []byte
+	edits   []memoEdit
+}
+
+func (m *augmentMemo) has(in []byte) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.entries {
+		if m.entries[i].out != nil && bytes.Equal(m.entries[i].in, in) {
+			return true
+		}
+	}
+	return false
+}
+
+// get returns a copy: the caller owns the result and may change it.
+func (m *augmentMemo) get(in []byte, edits []memoEdit) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.entries {
+		e := &m.entries[i]
+		if e.out != nil && slices.Equal(e.edits, edits) && bytes.Equal(e.in, in) {
+			return bytes.Clone(e.out), true
+		}
+	}
+	return nil, false
+}
+
+func (m *augmentMemo) put(in []byte, edits []memoEdit, out []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries[m.next] = memoEntry{in: bytes.Clone(in), out: bytes.Clone(out), edits: edits}
+	m.next = (m.next + 1) % augmentMemoSize
+}
+
+func (m *augmentMemo) clear() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries = [augmentMemoSize]memoEntry{}
 }

@@ -108,6 +108,22 @@ func TestAugment(t *testing.T) {
 		require.Nil(t, out)
 	})
 
+	t.Run("When a token rotates, it should never answer from an older result", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		first, err := h.kc.Augment(context.Background(), []byte(openshiftPullSecret), mirror)
+		require.NoError(t, err)
+		first[0] = 'X' // the caller owns the result: this must not reach the memo
+		again, err := h.kc.Augment(context.Background(), []byte(openshiftPullSecret), mirror)
+		require.NoError(t, err)
+		require.Equal(t, byte('{'), again[0])
+		h.kc.Forget(mirror)
+		rotated, err := h.kc.Augment(context.Background(), []byte(openshiftPullSecret), mirror)
+		require.NoError(t, err)
+		want := base64.StdEncoding.EncodeToString([]byte("AWS:" + fakeecr.Password("us-east-1", 2)))
+		require.Equal(t, want, decodeAuths(t, rotated)[useast1]["auth"])
+	})
+
 	t.Run("When the pull secret is empty, it should create one", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
@@ -132,22 +148,38 @@ func pullSecret50() []byte {
 	return []byte(b.String())
 }
 
+// BenchmarkAugment50: "repeat" is HyperShift's steady state (the same pull
+// secret on every reconcile, served from the memo); "new-secret" parses and
+// serialises every time (the memo holds 8 results, the loop cycles 16).
 func BenchmarkAugment50(b *testing.B) {
-	h := newBenchKeychain(b)
-	secret := pullSecret50()
 	images := []string{
 		useast1 + "/ocp4/openshift4@sha256:" + strings.Repeat("c", 64),
 		"quay.io/openshift-release-dev/ocp-release@sha256:" + strings.Repeat("c", 64),
 	}
-	ctx := context.Background()
-	if _, err := h.Augment(ctx, secret, images...); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := h.Augment(ctx, secret, images...); err != nil {
-			b.Fatal(err)
+	for _, distinct := range []int{1, 16} {
+		name := "repeat"
+		if distinct > 1 {
+			name = "new-secret"
 		}
+		b.Run(name, func(b *testing.B) {
+			kc := newBenchKeychain(b)
+			secrets := make([][]byte, distinct)
+			for i := range secrets {
+				secrets[i] = bytes.Replace(pullSecret50(), []byte("registry-00"), []byte(fmt.Sprintf("registry-%c0", 'a'+i)), 1)
+			}
+			ctx := context.Background()
+			if _, err := kc.Augment(ctx, secrets[0], images...); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				if _, err := kc.Augment(ctx, secrets[i%distinct], images...); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }

@@ -51,6 +51,7 @@ type Keychain struct {
 	closed atomic.Bool
 	wg     sync.WaitGroup
 	wake   chan struct{}
+	memo   augmentMemo
 }
 
 // cacheKey is what a token is valid for. It never holds an access key id:
@@ -105,6 +106,17 @@ type token struct {
 	fetchedAt time.Time
 	refreshAt time.Time
 	expiresAt time.Time
+	// The token is served while the clock is before both limits: the wall
+	// one (expiresAt minus the margin, without a monotonic reading) holds
+	// across a suspended machine, whose monotonic clock stood still; the
+	// monotonic one (fetchedAt plus the token's life minus the margin)
+	// holds when the wall clock is set back.
+	servableWall, servableMono time.Time
+}
+
+// servable reports whether the token may still be handed out at now.
+func (t *token) servable(now time.Time) bool {
+	return now.Before(t.servableWall) && now.Before(t.servableMono)
 }
 
 type flight struct {
@@ -200,6 +212,7 @@ func (k *Keychain) Close() error {
 	k.lifeMu.Unlock()
 	k.cancel()
 	k.wg.Wait()
+	k.memo.clear()
 	return nil
 }
 
@@ -277,7 +290,7 @@ func (idx *cacheIndex) clone() *cacheIndex {
 // warm.
 func (k *Keychain) token(ctx context.Context, reg ecrhost.Registry, e *entry) (*token, error) {
 	now := k.clock.Now()
-	if tok := e.tok.Load(); tok != nil && now.Before(tok.expiresAt.Add(-k.expiryMargin)) {
+	if tok := e.tok.Load(); tok != nil && tok.servable(now) {
 		k.metrics.CacheHit(e.key.partition, e.key.region)
 		if !e.usedSinceFetch.Load() && !e.usedSinceFetch.Swap(true) {
 			k.nudge() // the refresher now has a used token to keep warm
@@ -297,7 +310,7 @@ func (k *Keychain) token(ctx context.Context, reg ecrhost.Registry, e *entry) (*
 func (k *Keychain) await(ctx context.Context, reg ecrhost.Registry, e *entry) (*token, error) {
 	e.mu.Lock()
 	now := k.clock.Now()
-	if tok := e.tok.Load(); tok != nil && now.Before(tok.expiresAt.Add(-k.expiryMargin)) {
+	if tok := e.tok.Load(); tok != nil && tok.servable(now) {
 		e.mu.Unlock()
 		return tok, nil
 	}
@@ -383,11 +396,11 @@ func (k *Keychain) fly(e *entry, f *flight) {
 	e.retryAt = now.Add(k.backoff(e.failures))
 	e.lastErr = terr
 	if old := e.tok.Load(); old != nil {
-		servedUntil := old.expiresAt.Add(-k.expiryMargin)
+		servedUntil := old.servableWall
 		k.metrics.RefreshFailure(e.key.partition, e.key.region, outcomeOf(terr))
 		k.log.Error(terr, "ECR token refresh failed; serving the cached token while it is valid",
 			"partition", e.key.partition, "region", e.key.region, "servedUntil", servedUntil, "retryAt", e.retryAt)
-		if !now.Before(servedUntil) {
+		if !old.servable(now) {
 			e.tok.Store(nil)
 		}
 	}
@@ -481,12 +494,14 @@ func (k *Keychain) parseToken(out *ecr.GetAuthorizationTokenOutput, fetchedAt ti
 	}
 	ahead := time.Duration(float64(life) * k.refreshFraction * (1 - 0.1*rand.Float64()))
 	return &token{
-		username:  user,
-		password:  pass,
-		auth:      *d.AuthorizationToken,
-		fetchedAt: fetchedAt,
-		refreshAt: fetchedAt.Add(ahead),
-		expiresAt: expiresAt,
+		username:     user,
+		password:     pass,
+		auth:         *d.AuthorizationToken,
+		fetchedAt:    fetchedAt,
+		refreshAt:    fetchedAt.Add(ahead),
+		expiresAt:    expiresAt,
+		servableWall: expiresAt.Round(0).Add(-k.expiryMargin),
+		servableMono: fetchedAt.Add(life - k.expiryMargin),
 	}, nil
 }
 
@@ -543,14 +558,14 @@ func (k *Keychain) refreshDue(now time.Time) time.Time {
 		case e.inflight != nil:
 		case tok == nil:
 			// Never fetched yet, failed, or forgotten: the next caller fetches.
-		case !now.Before(tok.expiresAt.Add(-k.expiryMargin)):
+		case !tok.servable(now):
 			e.tok.Store(nil)
 			if !e.usedSinceFetch.Load() {
 				expired = append(expired, key)
 			}
 		case !e.usedSinceFetch.Load():
 			// Idle since the last fetch: look again when it can no longer be served.
-			next = earliest(next, tok.expiresAt.Add(-k.expiryMargin))
+			next = earliest(next, tok.servableWall)
 		default:
 			due := tok.refreshAt
 			if due.Before(e.retryAt) {

@@ -42,3 +42,16 @@ func BenchmarkAugmentShape50(b *testing.B) {
 		_ = c.Marshal()
 	}
 }
+
+// BenchmarkAugmentShape50EncodingJSON is the same work done with
+// encoding/json (the reference parser in reference_test.go), the baseline
+// that motivated the scanner.
+func BenchmarkAugmentShape50EncodingJSON(b *testing.B) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(pullSecret50)))
+	for b.Loop() {
+		if _, err := refAugment(pullSecret50, "123456789012.dkr.ecr.us-east-1.amazonaws.com", "123456789012.dkr.ecr.us-west-2.amazonaws.com", ecrToken); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

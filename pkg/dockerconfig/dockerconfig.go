@@ -3,6 +3,7 @@ package dockerconfig
 import (
 	"encoding/base64"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -36,17 +37,23 @@ type Config struct {
 // entry is one member of an object this package writes back: an auths
 // entry, or a top-level field. Its strings are substrings of the one
 // immutable copy Parse makes of its input, or were built by Set/SetAuth.
+//
+// It is kept small (three strings, 64 bytes): SetAuth moves entries to
+// insert one, and the garbage collector scans every pointer in them.
 type entry struct {
 	key  string // decoded key
 	norm string // NormalizeKey(key), for auths entries
-	raw  string // compact JSON value; "" for an entry written by Set/SetAuth
-	auth string // the token of an entry written by Set/SetAuth
+	raw  string // compact JSON value, or with token set the auth token written by Set/SetAuth
 
+	token bool  // raw is a token, written as {"auth":"<raw>"}
 	plain bool  // the key's JSON encoding is the key in quotes
 	bad   uint8 // badNone, or what is wrong with the entry (reported only for auths entries)
-	at    int   // offset of the key in the input
-	badAt int   // offset of the problem
+	at    int32 // offset of the key in the input (saturated)
+	badAt int32 // offset of the problem (saturated)
 }
+
+// off32 saturates an input offset for entry; only error messages read it.
+func off32(i int) int32 { return int32(min(i, math.MaxInt32)) }
 
 // Parse parses a pull secret in dockerconfigjson form ({"auths": {...}}) or
 // in the legacy .dockercfg form (a map of registry to entry). Empty or
@@ -92,10 +99,10 @@ func Parse(data []byte) (*Config, error) {
 		e := &c.entries[i]
 		e.norm = NormalizeKey(e.key)
 		if e.norm == "" || e.norm[0] == '/' {
-			return nil, &ParseError{Host: e.key, Reason: reasonEmptyHost, Offset: e.at}
+			return nil, &ParseError{Host: e.key, Reason: reasonEmptyHost, Offset: int(e.at)}
 		}
 		if e.bad != badNone {
-			return nil, &ParseError{Host: e.key, Reason: badReason[e.bad], Offset: e.badAt}
+			return nil, &ParseError{Host: e.key, Reason: badReason[e.bad], Offset: int(e.badAt)}
 		}
 	}
 	return c, nil
@@ -185,22 +192,30 @@ func lowerASCII(s string) string {
 }
 
 // isNormal is a quick test for keys NormalizeKey returns unchanged, which
-// is nearly all of them: no upper case and no "://" before the first '/',
-// and a path that neither ends in '/' nor is "/v1" or "/v2".
+// is nearly all of them: no upper case and no ':' before the first '/',
+// and a path that neither ends in '/' nor is "/v1" or "/v2". A port's ':'
+// sends the key down the slow path, which returns it unchanged.
 func isNormal(k string) bool {
 	for i := 0; i < len(k); i++ {
-		switch c := k[i]; {
-		case 'A' <= c && c <= 'Z':
-			return false
-		case c == ':' && strings.HasPrefix(k[i+1:], "//"):
-			return false
-		case c == '/':
-			p := k[i:]
-			return p[len(p)-1] != '/' && p != "/v1" && p != "/v2"
+		if keyByte[k[i]] {
+			continue
 		}
+		if k[i] != '/' {
+			return false
+		}
+		p := k[i:]
+		return p[len(p)-1] != '/' && p != "/v1" && p != "/v2"
 	}
 	return true
 }
+
+// keyByte marks the bytes isNormal passes over: all but A-Z, ':' and '/'.
+var keyByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = !('A' <= c && c <= 'Z' || c == ':' || c == '/')
+	}
+	return t
+}()
 
 // isScheme reports whether s is a URI scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
 func isScheme(s string) bool {
@@ -263,8 +278,8 @@ func (c *Config) index(key string) (int, bool) {
 // keeping the decoded fields of every entry would cost Parse more than an
 // occasional Lookup costs.
 func (e *entry) decode() Entry {
-	if e.raw == "" {
-		return decodeAuth(e.auth, false)
+	if e.token {
+		return decodeAuth(e.raw, false)
 	}
 	var f fields
 	sc := scanner{d: []byte(e.raw), s: e.raw}
@@ -342,7 +357,7 @@ func checkHost(host string) (string, error) {
 func (c *Config) put(norm, auth string) {
 	c.deleteNorm(norm)
 	i, _ := c.index(norm)
-	c.entries = slices.Insert(c.entries, i, entry{key: norm, norm: norm, auth: auth, plain: isPlain(norm)})
+	c.entries = slices.Insert(c.entries, i, entry{key: norm, norm: norm, raw: auth, token: true, plain: isPlain(norm)})
 }
 
 // Delete removes every entry whose key normalises like host and reports
@@ -378,35 +393,42 @@ func (c *Config) Marshal() []byte {
 	for i := range c.entries {
 		e := &c.entries[i]
 		n += len(e.key) + len(e.raw) + 4
-		if e.raw == "" {
-			n += len(`{"auth":""}`) + len(e.auth)
+		if e.token {
+			n += len(`{"auth":""}`)
 		}
 	}
 	b := make([]byte, 0, n) // exact unless a key needs escaping
 	b = append(b, '{')
-	i := 0
-	for ; i < len(c.fields) && c.fields[i].key < "auths"; i++ {
-		b = append(append(appendKey(b, &c.fields[i]), ':'), c.fields[i].raw...)
+	split := 0
+	for split < len(c.fields) && c.fields[split].key < "auths" {
+		split++
+	}
+	if b = appendMembers(b, c.fields[:split]); split > 0 {
 		b = append(b, ',')
 	}
 	b = append(b, `"auths":{`...)
-	for j := range c.entries {
-		e := &c.entries[j]
-		if j > 0 {
+	b = append(appendMembers(b, c.entries), '}')
+	if split < len(c.fields) {
+		b = appendMembers(append(b, ','), c.fields[split:])
+	}
+	return append(b, '}')
+}
+
+// appendMembers writes members separated by commas.
+func appendMembers(b []byte, members []entry) []byte {
+	for i := range members {
+		e := &members[i]
+		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(appendKey(b, e), ':')
-		if e.raw != "" {
-			b = append(b, e.raw...)
+		if e.token {
+			b = append(append(append(b, `{"auth":"`...), e.raw...), `"}`...)
 		} else {
-			b = append(append(append(b, `{"auth":"`...), e.auth...), `"}`...)
+			b = append(b, e.raw...)
 		}
 	}
-	b = append(b, '}')
-	for ; i < len(c.fields); i++ {
-		b = append(append(appendKey(append(b, ','), &c.fields[i]), ':'), c.fields[i].raw...)
-	}
-	return append(b, '}')
+	return b
 }
 
 // Merge returns base with overlay's entries added: an overlay entry

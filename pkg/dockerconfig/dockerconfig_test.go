@@ -656,3 +656,84 @@ func TestParseFixture(t *testing.T) {
 	requireMatchesReference(t, pullSecret50)
 	requireMatchesReference(t, bytes.ReplaceAll(pullSecret50, []byte(","), []byte(",\n  ")))
 }
+
+func TestParseMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	deep := func(prefix string, n int, suffix string) string {
+		return prefix + strings.Repeat("[", n) + strings.Repeat("]", n) + suffix
+	}
+	tests := []struct{ name, in string }{
+		{"When arrays nest to the limit inside an auths entry, it should accept them", deep(`{"auths":{"a.io":{"x":`, maxDepth-3, `}}}`)},
+		{"When arrays nest past the limit inside an auths entry, it should reject them", deep(`{"auths":{"a.io":{"x":`, maxDepth-2, `}}}`)},
+		{"When arrays nest to the limit inside a legacy entry, it should accept them", deep(`{"a.io":{"x":`, maxDepth-2, `}}`)},
+		{"When arrays nest past the limit inside a legacy entry, it should reject them", deep(`{"a.io":{"x":`, maxDepth-1, `}}`)},
+		{"When a top-level array nests to the limit, it should reject it as not an object", deep(``, maxDepth, ``)},
+		{"When a top-level array nests past the limit, it should reject it as invalid", deep(``, maxDepth+1, ``)},
+		{"When keys are invalid UTF-8 that decode alike, it should keep the last", "{\"auths\":{\"\xff.io\":{\"username\":\"1\"},\"\xfe.io\":{\"username\":\"2\"}}}"},
+		{"When keys differ only in escapes, it should treat them as one key", `{"auths":{"a.io":{"username":"1"},"\u0061.io":{"username":"2"}}}`},
+		{"When a key holds a NUL escape, it should keep it", `{"auths":{"a\u0000.io":{}}}`},
+		{"When auth escapes a slash, it should decode it", `{"auths":{"a.io":{"auth":"` + strings.ReplaceAll(b64("u:???>>>"), "/", `\/`) + `"}}}`},
+		{"When auth has data after padding, it should reject it", `{"auths":{"a.io":{"auth":"YQ==YTpi"}}}`},
+		{"When auth has one padding byte, it should accept it", `{"auths":{"a.io":{"auth":"` + b64("u:pw") + `"}}}`},
+		{"When auth is invalid UTF-8, it should reject it", "{\"auths\":{\"a.io\":{\"auth\":\"YTpi\xff\"}}}"},
+		{"When username is invalid UTF-8, it should decode it as encoding/json does", "{\"auths\":{\"a.io\":{\"username\":\"a\xffb\",\"password\":\"\\ud800\"}}}"},
+		{"When numbers take every form, it should accept them", `{"n":[0,-0,1.5,-2e10,3E+2,4e-2,12345678901234567890]}`},
+		{"When a number is a bare minus, it should reject it", `{"n":-}`},
+		{"When a number starts with a point, it should reject it", `{"n":.5}`},
+		{"When an exponent has no digits, it should reject it", `{"n":1e+}`},
+		{"When whitespace includes carriage returns and tabs, it should accept it", "\r\n\t{\r\"auths\"\t:\n{ } }\r\n"},
+		{"When an object is empty with spaces inside, it should accept it", `{ "auths" : { "a.io" : { } , "b.io" : { "x" : [ ] } } }`},
+		{"When a legacy-looking key sits beside a setting, it should read it as a setting", `{"a.io":{"auth":"!!"},"credsStore":"x"}`},
+		{"When a legacy key is only localhost, it should read the legacy form", `{"LocalHost":{"username":"u","password":"p"}}`},
+		{"When a key is unterminated, it should reject it", `{"auths":{"a.io`},
+		{"When a string ends in a lone backslash, it should reject it", `{"auths":{"a.io":{"password":"\`},
+		{"When a unicode escape has bad hex, it should reject it", `{"p":"\u12g4"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			requireMatchesReference(t, []byte(tt.in))
+		})
+	}
+	for i, s := range fuzzSeeds() {
+		t.Run(fmt.Sprintf("When given fuzz seed %d, it should agree with encoding/json", i), func(t *testing.T) {
+			t.Parallel()
+			requireMatchesReference(t, []byte(s))
+		})
+	}
+}
+
+// TestAuthAlphabet puts every byte value at positions covered by each
+// step of the SWAR base64 check, in Parse and in SetAuth, and compares the
+// outcome with base64.StdEncoding: a SWAR mistake that lets a byte through
+// would otherwise hide behind the exact fallback loop.
+func TestAuthAlphabet(t *testing.T) {
+	t.Parallel()
+	valid := b64("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:b") // 44 characters
+	for _, pos := range []int{0, 5, 10, 15, 16, 23, 31, 40} {
+		for c := range 256 {
+			auth := valid[:pos] + string([]byte{byte(c)}) + valid[pos+1:]
+			in := []byte(`{"auths":{"quay.io":{"auth":"` + auth + `"}}}`)
+			requireMatchesReference(t, in)
+
+			var cfg Config
+			raw, err := base64.StdEncoding.DecodeString(auth)
+			want := err == nil && !strings.ContainsAny(auth, "\r\n") && bytes.IndexByte(raw, ':') >= 0
+			require.Equal(t, want, cfg.SetAuth(ecrHost, auth) == nil, "SetAuth with byte %#x at %d", c, pos)
+		}
+	}
+}
+
+// TestKeyBytes puts every byte value at positions covered by the SWAR key
+// scan and checks Parse, including how Marshal encodes the key, against
+// encoding/json.
+func TestKeyBytes(t *testing.T) {
+	t.Parallel()
+	const host = "registry-01.example.com:5000"
+	for _, pos := range []int{0, 3, 9, 15, 22} {
+		for c := range 256 {
+			key := host[:pos] + string([]byte{byte(c)}) + host[pos+1:]
+			requireMatchesReference(t, []byte(`{"auths":{"`+key+`":{"auth":"`+quayAuth+`"}},"`+key+`":1}`))
+		}
+	}
+}

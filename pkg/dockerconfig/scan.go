@@ -6,19 +6,23 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
+	"unicode/utf8"
 )
 
 // This file is a JSON scanner for the one shape this package reads. It
-// exists because encoding/json needs ~85 µs just to split a 16 KB pull
-// secret into top-level raw values, against a budget of ~12 µs for a whole
-// Parse+SetAuth+Marshal. It validates the full JSON grammar exactly as
-// encoding/json does (FuzzParseMatchesEncodingJSON checks this), records
-// the three object levels it needs (top, auths, entry) as substrings of one
-// immutable copy of the input, and skips everything deeper.
+// exists because encoding/json is far too slow for the budget of a
+// registry call: splitting the 16 KB fixture into raw top-level values
+// alone takes it ~85 µs, and BenchmarkAugmentShape50EncodingJSON (decode,
+// edit, re-encode) is ~40x slower than BenchmarkAugmentShape50. The
+// scanner checks the full JSON grammar exactly as encoding/json does
+// (FuzzParseMatchesEncodingJSON checks this), records the three object
+// levels it needs (top, auths, entry) as substrings of one immutable copy
+// of the input, and skips everything deeper.
 //
-// Whenever a string is not plain (escapes, non-ASCII, a base64 value that is
-// not in canonical form), it hands that one small string to encoding/json
-// and encoding/base64, so rare inputs get the reference semantics for free.
+// Whenever a string is not plain (escapes, non-ASCII, a base64 value that
+// is not in canonical form), it hands that one small string to
+// encoding/json and encoding/base64, so rare inputs get the reference
+// semantics for free.
 
 // maxDepth is encoding/json's nesting limit, so both accept the same documents.
 const maxDepth = 10000
@@ -134,29 +138,45 @@ func (sc *scanner) open(closing byte) (empty bool) {
 // str scans the JSON string whose opening quote is at sc.i and reports
 // whether it contains escape sequences.
 func (sc *scanner) str() (esc, ok bool) {
+	esc, _, ok = sc.scanString(false)
+	return esc, ok
+}
+
+// scanString scans the JSON string whose opening quote is at sc.i. With
+// key set, it also reports whether the string is plain: printable ASCII
+// that encoding/json writes as is (see isPlain).
+func (sc *scanner) scanString(key bool) (esc, plain, ok bool) {
 	d := sc.d
 	i := sc.i + 1
+	plain = true
 	for {
-		i = nextSpecial(d, i)
-		if i >= len(d) {
-			return false, sc.fail(reasonEOF, len(d))
+		if key {
+			i = nextSpecialKey(d, i)
+		} else {
+			i = nextSpecial(d, i)
 		}
-		switch d[i] {
-		case '"':
+		if i >= len(d) {
+			return false, false, sc.fail(reasonEOF, len(d))
+		}
+		switch c := d[i]; {
+		case c == '"':
 			sc.i = i + 1
-			return esc, true
-		case '\\':
+			return esc, plain && !esc, true
+		case c == '\\':
 			esc = true
 			n := escapeLen(d[i:])
 			if n <= 0 {
 				if n < 0 {
-					return false, sc.fail(reasonEOF, len(d))
+					return false, false, sc.fail(reasonEOF, len(d))
 				}
-				return false, sc.fail(reasonEscape, i)
+				return false, false, sc.fail(reasonEscape, i)
 			}
 			i += n
-		default:
-			return false, sc.fail(reasonControl, i)
+		case c < 0x20:
+			return false, false, sc.fail(reasonControl, i)
+		default: // '<', '>', '&' or not ASCII: fine, but not plain
+			plain = false
+			i++
 		}
 	}
 }
@@ -190,14 +210,11 @@ func isHex(c byte) bool {
 
 // nextSpecial returns the index of the first '"', '\\' or control byte at
 // or after i, or len(d). It tests eight bytes per step (SWAR); the lowest
-// flagged byte of each test is exact, which is all it needs.
+// flagged byte of each test is exact (borrows only run upwards from a true
+// hit), which is all it needs.
 func nextSpecial(d []byte, i int) int {
 	for ; i+8 <= len(d) && i >= 0; i += 8 {
-		w := binary.LittleEndian.Uint64(d[i:])
-		q := w ^ (lsb * '"')
-		b := w ^ (lsb * '\\')
-		m := ((q - lsb) &^ q) | ((b - lsb) &^ b) | ((w - lsb*0x20) &^ w)
-		if m &= msb; m != 0 {
+		if m := specialMask(binary.LittleEndian.Uint64(d[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
@@ -209,14 +226,41 @@ func nextSpecial(d []byte, i int) int {
 	return i
 }
 
+// nextSpecialKey is nextSpecial that also stops at the bytes that make a
+// key not plain: '<', '>', '&' and bytes from 0x7f up.
+func nextSpecialKey(d []byte, i int) int {
+	for ; i+8 <= len(d) && i >= 0; i += 8 {
+		w := binary.LittleEndian.Uint64(d[i:])
+		m := specialMask(w) | ((w | (w + lsb)) & msb) | zeroBytes(w^(lsb*'<')) | zeroBytes(w^(lsb*'>')) | zeroBytes(w^(lsb*'&'))
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(d); i++ {
+		if c := d[i]; !plainByte[c] {
+			return i
+		}
+	}
+	return i
+}
+
+func specialMask(w uint64) uint64 {
+	return zeroBytes(w^(lsb*'"')) | zeroBytes(w^(lsb*'\\')) | ((w - lsb*0x20) &^ w & msb)
+}
+
+// zeroBytes flags zero bytes of w; the lowest flag is exact.
+func zeroBytes(w uint64) uint64 { return (w - lsb) &^ w & msb }
+
 // b64Run returns the index of the first byte at or after i that is not in
 // the standard base64 alphabet (A-Z a-z 0-9 + /), or len(d). It tests
 // sixteen bytes per step (SWAR, one branch) and finds the exact byte with a
-// table once a step fails.
+// table once a step fails. This loop is Parse's largest single cost: auth
+// values are three quarters of a pull secret.
 func b64Run(d []byte, i int) int {
+	k := b64Consts // in registers: the compiler would rebuild literal constants each step
 	rest := d[i:]
 	for len(rest) >= 16 {
-		if b64Bad(binary.LittleEndian.Uint64(rest))|b64Bad(binary.LittleEndian.Uint64(rest[8:])) != 0 {
+		if (b64Bad(binary.LittleEndian.Uint64(rest), &k) | b64Bad(binary.LittleEndian.Uint64(rest[8:]), &k)) != 0 {
 			break
 		}
 		rest = rest[16:]
@@ -231,14 +275,13 @@ func b64Run(d []byte, i int) int {
 
 // b64RunString is b64Run for a string (SetAuth's token), without copying it.
 func b64RunString(s string) int {
+	k := b64Consts
 	rest := s
-	for len(rest) >= 8 {
-		w := uint64(rest[0]) | uint64(rest[1])<<8 | uint64(rest[2])<<16 | uint64(rest[3])<<24 |
-			uint64(rest[4])<<32 | uint64(rest[5])<<40 | uint64(rest[6])<<48 | uint64(rest[7])<<56
-		if b64Bad(w) != 0 {
+	for len(rest) >= 16 {
+		if (b64Bad(load64(rest), &k) | b64Bad(load64(rest[8:]), &k)) != 0 {
 			break
 		}
-		rest = rest[8:]
+		rest = rest[16:]
 	}
 	for j := 0; j < len(rest); j++ {
 		if !b64Byte[rest[j]] {
@@ -248,17 +291,33 @@ func b64RunString(s string) int {
 	return len(s)
 }
 
+// load64 is binary.LittleEndian.Uint64 for a string; the compiler merges
+// the byte loads into one.
+func load64(s string) uint64 {
+	s = s[:8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// b64Consts are the SWAR constants of b64Bad. Each range test lo <= v <= hi
+// is two additions: the top bit of v+(0x80-lo) says v >= lo, that of
+// v+(0x7f-hi) says v > hi, so their XOR says v is in range.
+var b64Consts = [...]uint64{
+	msb,
+	lsb * 0x20, // folds A-Z onto a-z
+	lsb * (0x80 - 'a'), lsb * (0x7f - 'z'),
+	lsb * (0x80 - '/'), lsb * (0x7f - '9'), // '/' is just below '0'
+	lsb * (0x80 - '+'), lsb * (0x7f - '+'),
+}
+
 // b64Bad sets the top bit of every byte of w that is not in the base64
-// alphabet. Each test is a range check lo <= v <= hi done as two additions
-// whose top bits say v >= lo and v > hi; clearing the top bits first means
-// no addition can carry into the next byte.
-func b64Bad(w uint64) uint64 {
-	v := w &^ msb
-	l := v | lsb*0x20 // A-Z folded onto a-z
-	letters := (l + lsb*(0x80-'a')) &^ (l + lsb*(0x7f-'z'))
-	slashDigits := (v + lsb*(0x80-'/')) &^ (v + lsb*(0x7f-'9')) // '/' is just below '0'
-	plus := (v + lsb*(0x80-'+')) &^ (v + lsb*(0x7f-'+'))
-	return (^(letters | slashDigits | plus) | w) & msb
+// alphabet. Clearing the top bits first means no addition can carry into
+// the next byte; bytes that had them are invalid anyway.
+func b64Bad(w uint64, k *[8]uint64) uint64 {
+	v := w &^ k[0]
+	l := v | k[1]
+	ok := ((l + k[2]) ^ (l + k[3])) | ((v + k[4]) ^ (v + k[5])) | ((v + k[6]) ^ (v + k[7]))
+	return (^ok | w) & k[0]
 }
 
 var b64Byte = func() (t [256]bool) {
@@ -389,14 +448,14 @@ func (sc *scanner) key() (name string, plain, ok bool) {
 		return "", false, sc.failHere()
 	}
 	a := sc.i
-	esc, ok := sc.str()
+	esc, plain, ok := sc.scanString(true)
 	if !ok {
 		return "", false, false
 	}
-	if name = sc.s[a+1 : sc.i-1]; !esc && isPlain(name) {
-		return name, true, true
+	if name = sc.s[a+1 : sc.i-1]; plain || !esc && utf8.ValidString(name) {
+		return name, plain, true
 	}
-	name = unquoteJSON(sc.d[a:sc.i])
+	name = unquoteJSON(sc.d[a:sc.i]) // also replaces invalid UTF-8, as encoding/json does
 	return name, isPlain(name), true
 }
 
@@ -569,7 +628,7 @@ func (sc *scanner) parseTop() bool {
 				return false
 			}
 		} else {
-			sc.top = append(sc.top, entry{key: name, plain: plain, at: at})
+			sc.top = append(sc.top, entry{key: name, plain: plain, at: off32(at)})
 			if !sc.value(&sc.top[len(sc.top)-1], 1) {
 				return false
 			}
@@ -595,7 +654,7 @@ func (sc *scanner) members() bool {
 		if !ok || !sc.colon() {
 			return false
 		}
-		sc.entries = append(sc.entries, entry{key: name, plain: plain, at: at})
+		sc.entries = append(sc.entries, entry{key: name, plain: plain, at: off32(at)})
 		if !sc.value(&sc.entries[len(sc.entries)-1], 2) {
 			return false
 		}
@@ -615,9 +674,9 @@ func (sc *scanner) value(e *entry, depth int) bool {
 		if !sc.entryObject(&f, depth+1) {
 			return false
 		}
-		e.bad, e.badAt = f.bad, f.badAt
+		e.bad, e.badAt = f.bad, off32(f.badAt)
 	} else {
-		e.bad, e.badAt = badEntryType, start
+		e.bad, e.badAt = badEntryType, off32(start)
 		if !sc.skipValue(depth) {
 			return false
 		}
