@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
@@ -190,4 +191,31 @@ func TestRegistryRole(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, decodeAuths(t, out), "210987654321.dkr.ecr.us-east-1.amazonaws.com/team-a",
 		"a role scoped to a repository prefix gets a path-scoped entry")
+}
+
+// TestAWSClientEnvironmentEndpoint cannot run in parallel: it sets the
+// process environment the SDK's default chain reads.
+func TestAWSClientEnvironmentEndpoint(t *testing.T) {
+	fake := fakeecr.New(fakeecr.WithRequiredAccessKeyID("AKIDFROMENV"))
+	srv := httptest.NewServer(fake.Handler())
+	defer srv.Close()
+	empty := t.TempDir() + "/none"
+	t.Setenv("AWS_CONFIG_FILE", empty)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", empty)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDFROMENV")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret-from-env")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ENDPOINT_URL_ECR", srv.URL)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRetryMaxAttempts(1))
+	require.NoError(t, err)
+	kc, err := registryauth.NewKeychain(registryauth.WithAWSConfig(cfg))
+	require.NoError(t, err)
+	defer kc.Close()
+
+	_, err = kc.Credential(context.Background(), "123456789012.dkr.ecr-fips.us-west-2.amazonaws.com")
+	require.NoError(t, err, "AWS_ENDPOINT_URL_ECR must be honoured, and FIPS must not be combined with it")
+	require.Equal(t, 1, fake.Calls("us-west-2"))
+	require.Equal(t, "AKIDFROMENV", fake.Requests()[0].AccessKeyID)
 }
