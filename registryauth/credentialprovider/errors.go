@@ -11,9 +11,10 @@ import (
 	"github.com/openshift/hypershift-ecr/registryauth"
 )
 
-// Sentinel errors. Every failure of a PluginSource matches one of them (or
-// registryauth.ErrNotECR) with errors.Is. None of them ever carries the
-// plugin's stdout, which holds the credentials.
+// Sentinel errors. Every failed plugin run matches one of them with
+// errors.Is; "no credentials for this image" matches registryauth.ErrNotECR
+// instead. No error ever carries the plugin's stdout, which holds the
+// credentials.
 var (
 	// ErrPluginFailed means the plugin could not be run or exited non-zero.
 	ErrPluginFailed = errors.New("credential provider plugin failed")
@@ -158,8 +159,8 @@ func redactStderr(stderr []byte, known []string) string {
 			s = strings.ReplaceAll(s, k, redacted)
 		}
 	}
-	s = secretAssignment.ReplaceAllString(s, "${1}"+redacted)
 	s = authScheme.ReplaceAllString(s, "${1} "+redacted)
+	s = secretAssignment.ReplaceAllString(s, "${1}"+redacted)
 	s = opaqueRun.ReplaceAllStringFunc(s, func(run string) string {
 		if looksSecret(run) {
 			return redacted

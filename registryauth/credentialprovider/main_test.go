@@ -172,12 +172,12 @@ var noRaceExitSleep = configv1.ExecEnvVar{Name: "GORACE", Value: "atexit_sleep_m
 // testPlugin runs this test binary as a plugin in mode, recording each run
 // in a file of the test's temp dir.
 type testPlugin struct {
-	t      *testing.T
+	t      testing.TB
 	path   string
 	record string
 }
 
-func newTestPlugin(t *testing.T) *testPlugin {
+func newTestPlugin(t testing.TB) *testPlugin {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)

@@ -17,41 +17,43 @@ import (
 // to case, as DNS does. A pattern or image that does not parse matches
 // nothing.
 func matchGlob(pattern, image string) bool {
-	p, ok := parseSchemeless(pattern)
+	p, ok := parseGlob(pattern)
 	if !ok {
 		return false
 	}
-	t, ok := parseSchemeless(image)
-	if !ok {
+	t, ok := parseGlob(image)
+	return ok && p.match(t)
+}
+
+// glob is a parsed pattern or image: parsed once, matched many times.
+type glob struct {
+	labels     []string
+	port, path string
+}
+
+func parseGlob(s string) (glob, bool) {
+	u, err := url.Parse("https://" + s)
+	if err != nil || u.Host == "" {
+		return glob{}, false
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		host, port = u.Host, ""
+	}
+	return glob{labels: strings.Split(strings.ToLower(host), "."), port: port, path: u.Path}, true
+}
+
+// match reports whether the image t matches the pattern g.
+func (g glob) match(t glob) bool {
+	if g.port != t.port || len(g.labels) != len(t.labels) || !strings.HasPrefix(t.path, g.path) {
 		return false
 	}
-	pLabels, pPort := splitHost(p.Host)
-	tLabels, tPort := splitHost(t.Host)
-	if pPort != tPort || len(pLabels) != len(tLabels) || !strings.HasPrefix(t.Path, p.Path) {
-		return false
-	}
-	for i, label := range pLabels {
-		if ok, err := filepath.Match(label, tLabels[i]); err != nil || !ok {
+	for i, label := range g.labels {
+		if ok, err := filepath.Match(label, t.labels[i]); err != nil || !ok {
 			return false
 		}
 	}
 	return true
-}
-
-func parseSchemeless(s string) (*url.URL, bool) {
-	u, err := url.Parse("https://" + s)
-	if err != nil || u.Host == "" {
-		return nil, false
-	}
-	return u, true
-}
-
-func splitHost(hostport string) (labels []string, port string) {
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host, port = hostport, ""
-	}
-	return strings.Split(strings.ToLower(host), "."), port
 }
 
 // normalizeAuthKey turns an auth key into the form the kubelet's keyring

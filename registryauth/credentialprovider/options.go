@@ -80,7 +80,7 @@ func WithMatchImages(globs ...string) Option {
 			return errors.New("WithMatchImages: no globs")
 		}
 		for _, g := range globs {
-			if _, ok := parseSchemeless(g); !ok {
+			if _, ok := parseGlob(g); !ok {
 				return fmt.Errorf("WithMatchImages: %q is not a host glob", g)
 			}
 		}

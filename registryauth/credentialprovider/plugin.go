@@ -38,13 +38,13 @@ const (
 // PluginSource is a registryauth.CredentialSource that runs a kubelet
 // credential provider plugin, as the kubelet does, and caches its answers
 // as the kubelet does. Make it with NewPluginSource; it is safe for
-// concurrent use.
+// concurrent use. The zero value matches no image.
 type PluginSource struct {
 	path                 string
 	name                 string
 	args                 []string
 	env                  []string
-	matchImages          []string
+	matchImages          []glob
 	defaultCacheDuration time.Duration
 	timeout              time.Duration
 	clock                clock.PassiveClock
@@ -67,11 +67,14 @@ type cacheEntry struct {
 
 type authEntry struct {
 	key                string
+	glob               glob
+	valid              bool // the key parses; the kubelet skips keys that do not
 	username, password string
 }
 
 // NewPluginSource returns a PluginSource running the executable at
-// binaryPath. See the Option docs for the defaults.
+// binaryPath (looked up in PATH when it has no slash), which must exist and
+// be executable now. See the Option docs for the defaults.
 func NewPluginSource(binaryPath string, opts ...Option) (*PluginSource, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -88,12 +91,17 @@ func NewPluginSource(binaryPath string, opts ...Option) (*PluginSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("credentialprovider: plugin %s: %w", binaryPath, err)
 	}
+	var globs []glob
+	for _, m := range o.matchImages {
+		g, _ := parseGlob(m) // validated by WithMatchImages
+		globs = append(globs, g)
+	}
 	return &PluginSource{
 		path:                 path,
 		name:                 filepath.Base(path),
 		args:                 slices.Clone(o.args),
 		env:                  slices.Clone(o.env),
-		matchImages:          slices.Clone(o.matchImages),
+		matchImages:          globs,
 		defaultCacheDuration: o.defaultCacheDuration,
 		timeout:              o.timeout,
 		clock:                o.clock,
@@ -117,16 +125,24 @@ func NewPluginSource(binaryPath string, opts ...Option) (*PluginSource, error) {
 // plus its cache duration): a plugin does not say when its token expires.
 func (p *PluginSource) Credential(ctx context.Context, registryHostOrImage string) (registryauth.Credential, error) {
 	image := normalizeImage(registryHostOrImage)
-	if !p.allowed(image) {
+	target, ok := parseGlob(image)
+	if !ok || !p.allowed(target) {
 		return registryauth.Credential{}, &NoCredentialsError{Plugin: p.name, Image: image, NotMatched: true}
 	}
 	if e := p.cached(image); e != nil {
-		return p.pick(e, image)
+		return p.pick(e, image, target)
 	}
 	// The run must outlive a caller who gives up, to fill the cache for
 	// the others; it keeps the caller's values (its logger).
 	runCtx := context.WithoutCancel(ctx)
-	ch := p.group.DoChan(image, func() (any, error) {
+	ch := p.group.DoChan(image, func() (e any, err error) {
+		// singleflight re-panics on a goroutine of its own, which no
+		// caller could recover: turn a panic into this run's error.
+		defer func() {
+			if r := recover(); r != nil {
+				e, err = nil, fmt.Errorf("credentialprovider: running plugin %s panicked: %v", p.name, r)
+			}
+		}()
 		if e := p.cached(image); e != nil {
 			return e, nil // a run for another image of this registry just answered
 		}
@@ -139,13 +155,13 @@ func (p *PluginSource) Credential(ctx context.Context, registryHostOrImage strin
 		if res.Err != nil {
 			return registryauth.Credential{}, res.Err
 		}
-		return p.pick(res.Val.(*cacheEntry), image)
+		return p.pick(res.Val.(*cacheEntry), image, target)
 	}
 }
 
-func (p *PluginSource) allowed(image string) bool {
+func (p *PluginSource) allowed(target glob) bool {
 	for _, g := range p.matchImages {
-		if matchGlob(g, image) {
+		if g.match(target) {
 			return true
 		}
 	}
@@ -168,9 +184,9 @@ func (p *PluginSource) cached(image string) *cacheEntry {
 	return nil
 }
 
-func (p *PluginSource) pick(e *cacheEntry, image string) (registryauth.Credential, error) {
+func (p *PluginSource) pick(e *cacheEntry, image string, target glob) (registryauth.Credential, error) {
 	for _, a := range e.auth {
-		if matchGlob(a.key, image) {
+		if a.valid && a.glob.match(target) {
 			return registryauth.Credential{
 				Registry:  registryHost(image),
 				Username:  a.username,
@@ -244,7 +260,9 @@ func (p *PluginSource) store(image string, resp *v1.CredentialProviderResponse) 
 	}
 	e := &cacheEntry{expiresAt: now.Add(max(d, 0))}
 	for k, a := range resp.Auth {
-		e.auth = append(e.auth, authEntry{key: normalizeAuthKey(k), username: a.Username, password: a.Password})
+		key := normalizeAuthKey(k)
+		g, ok := parseGlob(key)
+		e.auth = append(e.auth, authEntry{key: key, glob: g, valid: ok, username: a.Username, password: a.Password})
 	}
 	slices.SortFunc(e.auth, func(a, b authEntry) int { return strings.Compare(b.key, a.key) })
 	if d <= 0 {

@@ -233,3 +233,40 @@ func TestServeOptions(t *testing.T) {
 	require.Error(t, credentialprovider.Serve(t.Context(), src, bytes.NewReader(req), &bytes.Buffer{}, credentialprovider.WithServeClock(nil)))
 	require.Error(t, credentialprovider.Serve(t.Context(), nil, bytes.NewReader(req), &bytes.Buffer{}))
 }
+
+// FuzzServeRequest checks that no request panics Serve, that every answer
+// is one the kubelet accepts, and that no error quotes a service account
+// token.
+func FuzzServeRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"kind":"CredentialProviderRequest","apiVersion":"credentialprovider.kubelet.k8s.io/v1","image":"` + imageA + `"}`,
+		`{"kind":"CredentialProviderRequest","apiVersion":"credentialprovider.kubelet.k8s.io/v1","image":"quay.io/x","serviceAccountToken":"satokensecret1"}`,
+		`{"kind":"CredentialProviderRequest","apiVersion":"satokensecret1","serviceAccountToken":"satokensecret1"}`,
+		`{"kind":"CredentialProviderRequest","serviceAccountToken":"satokensecret1","serviceAccountToken":"satokensecret2"`,
+		``, `[]`, `null`,
+	} {
+		f.Add([]byte(seed))
+	}
+	src := sourceFunc(func(_ context.Context, image string) (registryauth.Credential, error) {
+		if !strings.Contains(image, ".dkr.ecr.") {
+			return registryauth.Credential{}, registryauth.ErrNotECR
+		}
+		return registryauth.Credential{Registry: registryA, Username: "AWS", Password: "pw-fuzz", ExpiresAt: time.Now().Add(time.Hour)}, nil
+	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var stdout bytes.Buffer
+		err := credentialprovider.Serve(context.Background(), src, bytes.NewReader(data), &stdout)
+		if err == nil {
+			_, perr := credentialprovider.ParseResponse(stdout.Bytes())
+			require.NoError(t, perr)
+			return
+		}
+		require.Zero(t, stdout.Len())
+		var req struct {
+			Token string `json:"serviceAccountToken"`
+		}
+		if json.Unmarshal(data, &req) == nil && len(req.Token) >= 8 && strings.Trim(req.Token, "0123456789") != "" {
+			require.NotContains(t, err.Error(), req.Token)
+		}
+	})
+}
