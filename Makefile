@@ -4,13 +4,22 @@ PKGS ?= ./...
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: all test test-short bench fuzz fuzz-long lint vet fmt-check tidy-check
+.PHONY: all test test-short bench fuzz fuzz-long lint vet fmt-check tidy-check demo conformance
 
 all: lint test
 
 ## test: the full test suite with the race detector (the README's test command)
 test:
 	$(GO) test -race -count=1 $(PKGS)
+
+## conformance: the suite against real peers (docker-registry, skopeo, the real
+## ecr-credential-provider), installed first by testing/conformance/setup.sh
+## (apt-get as root, provider built into ~/.cache/hypershift-ecr); see docs/conformance.md
+ECR_PROVIDER_VERSION ?= v1.37.1
+conformance:
+	@provider="$$(ECR_PROVIDER_VERSION=$(ECR_PROVIDER_VERSION) GO=$(GO) bash testing/conformance/setup.sh)" && \
+	ECR_CREDENTIAL_PROVIDER="$$provider" ECR_PROVIDER_VERSION=$(ECR_PROVIDER_VERSION) \
+	  $(GO) test -tags conformance -count=1 -v -timeout 15m ./testing/conformance/
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
@@ -40,3 +49,7 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## demo: the README's first command: mirror a release to a fake ECR, resolve it, rotate tokens (offline)
+demo:
+	$(GO) run ./cmd/hypershift-ecr demo
