@@ -32,7 +32,9 @@
 // authentication, faults and counters.
 //
 // Everything is per Registry: there is no package state, and New registers the shutdown with
-// t.Cleanup. New takes a testing.TB, so there is no runnable Example; a typical test reads:
+// t.Cleanup. Programs that are not tests (the hypershift-ecr demo) use Start and Close instead,
+// and PushImage, PushImageIndex and CopyImage, which return errors rather than fail a test.
+// New takes a testing.TB, so there is no runnable Example; a typical test reads:
 //
 //	quay := fakeregistry.New(t, fakeregistry.WithHost("quay.io"), fakeregistry.WithAnonymous())
 //	ecr := fakeregistry.New(t) // 123456789012.dkr.ecr.us-east-1.amazonaws.com

@@ -1,6 +1,8 @@
 package fakeregistry
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -19,30 +21,56 @@ import (
 // digest pullspec "<host>/<repository>@sha256:...". It fails the test on error.
 func (r *Registry) Push(t testing.TB, ref string, img v1.Image) string {
 	t.Helper()
-	n := r.parseRef(t, ref)
-	if err := remote.Write(n, img, r.setupOptions(t)...); err != nil {
-		t.Fatalf("fakeregistry: pushing %s: %v", ref, err)
+	out, err := r.PushImage(t.Context(), ref, img)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return out
+}
+
+// PushImage is Push for programs that are not tests: it returns an error instead of failing a
+// test.
+func (r *Registry) PushImage(ctx context.Context, ref string, img v1.Image) (string, error) {
+	n, err := r.parseRef(ref)
+	if err != nil {
+		return "", err
+	}
+	if err := remote.Write(n, img, r.setupOptions(ctx)...); err != nil {
+		return "", fmt.Errorf("fakeregistry: pushing %s: %w", ref, err)
 	}
 	d, err := img.Digest()
 	if err != nil {
-		t.Fatalf("fakeregistry: digest of %s: %v", ref, err)
+		return "", fmt.Errorf("fakeregistry: digest of %s: %w", ref, err)
 	}
-	return n.Context().Digest(d.String()).String()
+	return n.Context().Digest(d.String()).String(), nil
 }
 
 // PushIndex stores the manifest list or OCI index idx (and every image in it) under ref and
 // returns its digest pullspec. It fails the test on error.
 func (r *Registry) PushIndex(t testing.TB, ref string, idx v1.ImageIndex) string {
 	t.Helper()
-	n := r.parseRef(t, ref)
-	if err := remote.WriteIndex(n, idx, r.setupOptions(t)...); err != nil {
-		t.Fatalf("fakeregistry: pushing index %s: %v", ref, err)
+	out, err := r.PushImageIndex(t.Context(), ref, idx)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return out
+}
+
+// PushImageIndex is PushIndex for programs that are not tests: it returns an error instead of
+// failing a test.
+func (r *Registry) PushImageIndex(ctx context.Context, ref string, idx v1.ImageIndex) (string, error) {
+	n, err := r.parseRef(ref)
+	if err != nil {
+		return "", err
+	}
+	if err := remote.WriteIndex(n, idx, r.setupOptions(ctx)...); err != nil {
+		return "", fmt.Errorf("fakeregistry: pushing index %s: %w", ref, err)
 	}
 	d, err := idx.Digest()
 	if err != nil {
-		t.Fatalf("fakeregistry: digest of %s: %v", ref, err)
+		return "", fmt.Errorf("fakeregistry: digest of %s: %w", ref, err)
 	}
-	return n.Context().Digest(d.String()).String()
+	return n.Context().Digest(d.String()).String(), nil
 }
 
 // Copy mirrors the image or index src, held by from (r itself when from is nil), to dst on r,
@@ -50,33 +78,49 @@ func (r *Registry) PushIndex(t testing.TB, ref string, idx v1.ImageIndex) string
 // pullspec of dst and fails the test on error.
 func (r *Registry) Copy(t testing.TB, src, dst string, from *Registry) string {
 	t.Helper()
+	out, err := r.CopyImage(t.Context(), src, dst, from)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return out
+}
+
+// CopyImage is Copy for programs that are not tests: it returns an error instead of failing a
+// test.
+func (r *Registry) CopyImage(ctx context.Context, src, dst string, from *Registry) (string, error) {
 	if from == nil {
 		from = r
 	}
-	srcRef := from.parseRef(t, src)
-	dstRef := r.parseRef(t, dst)
-	desc, err := remote.Get(srcRef, from.setupOptions(t)...)
+	srcRef, err := from.parseRef(src)
 	if err != nil {
-		t.Fatalf("fakeregistry: reading %s: %v", src, err)
+		return "", err
+	}
+	dstRef, err := r.parseRef(dst)
+	if err != nil {
+		return "", err
+	}
+	desc, err := remote.Get(srcRef, from.setupOptions(ctx)...)
+	if err != nil {
+		return "", fmt.Errorf("fakeregistry: reading %s: %w", src, err)
 	}
 	if desc.MediaType.IsIndex() {
 		idx, err := desc.ImageIndex()
 		if err == nil {
-			err = remote.WriteIndex(dstRef, idx, r.setupOptions(t)...)
+			err = remote.WriteIndex(dstRef, idx, r.setupOptions(ctx)...)
 		}
 		if err != nil {
-			t.Fatalf("fakeregistry: copying index %s to %s: %v", src, dst, err)
+			return "", fmt.Errorf("fakeregistry: copying index %s to %s: %w", src, dst, err)
 		}
 	} else {
 		img, err := desc.Image()
 		if err == nil {
-			err = remote.Write(dstRef, img, r.setupOptions(t)...)
+			err = remote.Write(dstRef, img, r.setupOptions(ctx)...)
 		}
 		if err != nil {
-			t.Fatalf("fakeregistry: copying %s to %s: %v", src, dst, err)
+			return "", fmt.Errorf("fakeregistry: copying %s to %s: %w", src, dst, err)
 		}
 	}
-	return dstRef.Context().Digest(desc.Digest.String()).String()
+	return dstRef.Context().Digest(desc.Digest.String()).String(), nil
 }
 
 // Delete removes the manifest reference ref: a tag reference removes the tag, a digest reference
@@ -84,26 +128,29 @@ func (r *Registry) Copy(t testing.TB, src, dst string, from *Registry) string {
 // Blobs stay. It fails the test on error.
 func (r *Registry) Delete(t testing.TB, ref string) {
 	t.Helper()
-	if err := remote.Delete(r.parseRef(t, ref), r.setupOptions(t)...); err != nil {
+	n, err := r.parseRef(ref)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := remote.Delete(n, r.setupOptions(t.Context())...); err != nil {
 		t.Fatalf("fakeregistry: deleting %s: %v", ref, err)
 	}
 }
 
-func (r *Registry) parseRef(t testing.TB, ref string) name.Reference {
-	t.Helper()
+func (r *Registry) parseRef(ref string) (name.Reference, error) {
 	n, err := name.ParseReference(ref, name.StrictValidation)
 	if err != nil {
-		t.Fatalf("fakeregistry: %v", err)
+		return nil, fmt.Errorf("fakeregistry: %w", err)
 	}
 	if !r.servesHost(n.Context().RegistryStr()) {
-		t.Fatalf("fakeregistry: %s is not on a host of this registry (%v)", ref, r.hosts)
+		return nil, fmt.Errorf("fakeregistry: %s is not on a host of this registry (%v)", ref, r.hosts)
 	}
-	return n
+	return n, nil
 }
 
-func (r *Registry) setupOptions(t testing.TB) []remote.Option {
+func (r *Registry) setupOptions(ctx context.Context) []remote.Option {
 	return []remote.Option{
-		remote.WithContext(t.Context()),
+		remote.WithContext(ctx),
 		remote.WithTransport(inProcess{r.upstream}),
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,6 +51,8 @@ type Registry struct {
 
 	auth *authState
 	obs  observer
+
+	closeOnce sync.Once
 }
 
 type config struct {
@@ -205,22 +208,43 @@ func (c *config) validate() error {
 
 // New starts a registry and its S3-like blob server on 127.0.0.1 with TLS certificates, signed
 // by a CA of their own, for every virtual host name; it stops them when the test ends. It fails
-// the test on invalid options.
+// the test on invalid options. Server errors (failed TLS handshakes and the like) go to the
+// test log.
 func New(t testing.TB, opts ...Option) *Registry {
 	t.Helper()
+	r, err := start(log.New(tbWriter{t}, "fakeregistry: ", 0), opts...)
+	if err != nil {
+		t.Fatalf("fakeregistry.New: %v", err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// Start is New for programs that are not tests, such as a demo: it starts the registry and its
+// blob server and returns an error on invalid options. The caller must call Close. Server
+// errors are discarded.
+func Start(opts ...Option) (*Registry, error) {
+	r, err := start(log.New(io.Discard, "", 0), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("fakeregistry.Start: %w", err)
+	}
+	return r, nil
+}
+
+func start(errLog *log.Logger, opts ...Option) (*Registry, error) {
 	var c config
 	for _, o := range opts {
 		if err := o(&c); err != nil {
-			t.Fatalf("fakeregistry.New: %v", err)
+			return nil, err
 		}
 	}
 	if err := c.validate(); err != nil {
-		t.Fatalf("fakeregistry.New: %v", err)
+		return nil, err
 	}
 
 	leaf, ca, err := newCertificates(append(append([]string{}, c.hosts...), c.blobHost))
 	if err != nil {
-		t.Fatalf("fakeregistry.New: %v", err)
+		return nil, err
 	}
 
 	r := &Registry{
@@ -241,10 +265,15 @@ func New(t testing.TB, opts ...Option) *Registry {
 		registry.WithReferrersSupport(true),
 	)
 
-	errLog := log.New(tbWriter{t}, "fakeregistry: ", 0)
 	r.registrySrv = startTLS(http.HandlerFunc(r.serveRegistry), leaf, errLog)
 	r.s3Srv = startTLS(http.HandlerFunc(r.serveS3), leaf, errLog)
-	t.Cleanup(func() {
+	return r, nil
+}
+
+// Close stops the registry and its blob server, cutting connections in flight. It is safe to
+// call more than once; New calls it when the test ends.
+func (r *Registry) Close() {
+	r.closeOnce.Do(func() {
 		for _, s := range []*httptest.Server{r.registrySrv, r.s3Srv} {
 			// Close waits for in-flight handlers; a client that stopped reading a body would
 			// block it, so cut every connection first.
@@ -252,7 +281,6 @@ func New(t testing.TB, opts ...Option) *Registry {
 			s.Close()
 		}
 	})
-	return r
 }
 
 func startTLS(h http.Handler, cert tls.Certificate, errLog *log.Logger) *httptest.Server {
