@@ -53,3 +53,13 @@ fmt-check:
 ## demo: the README's first command: mirror a release to a fake ECR, resolve it, rotate tokens (offline)
 demo:
 	$(GO) run ./cmd/hypershift-ecr demo
+
+## bench-compare: side-by-side benchmarks against the anchors (ecr-login, the bare SDK, a naive
+## full-image read) in the nested module testing/benchcompare, all in one process, then one table
+## of medians and the issue's claims (exit 1 if one is not met); see docs/performance.md
+BENCH_COMPARE_COUNT ?= 5
+.PHONY: bench-compare
+bench-compare:
+	@out="$$(mktemp)" && trap 'rm -f "$$out"' EXIT && cd testing/benchcompare && \
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCH_COMPARE_COUNT) -timeout 60m | tee "$$out" && \
+	echo && $(GO) test -run '^$$' -args -summary="$$out"
