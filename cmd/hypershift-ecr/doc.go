@@ -9,7 +9,10 @@
 //	hypershift-ecr preflight --release IMG  can this cluster pull the release from its mirrors
 //	hypershift-ecr credentials HOST         which identity, region and endpoint serve an ECR host
 //	hypershift-ecr credential-provider      a kubelet image credential provider (KEP-2133)
-//	hypershift-ecr node-config              the kubelet CredentialProviderConfig for every ECR host form
+//	hypershift-ecr node-config              the kubelet CredentialProviderConfig for every ECR host form;
+//	                                        with --machineconfig, the worker MachineConfig (in a ConfigMap
+//	                                        for NodePool.spec.config) that lets CRI-O pull through ECR
+//	                                        mirrors with the instance role; --ignition, the bare fragment
 //
 // demo needs neither AWS nor a network: it starts a fake EC2 metadata
 // service, a fake ECR API spoken to by the real AWS SDK, and two registries
