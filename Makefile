@@ -63,3 +63,14 @@ bench-compare:
 	@out="$$(mktemp)" && trap 'rm -f "$$out"' EXIT && cd testing/benchcompare && \
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCH_COMPARE_COUNT) -timeout 60m | tee "$$out" && \
 	echo && $(GO) test -run '^$$' -args -summary="$$out"
+
+## stress: the keychain under 10,000 goroutines for STRESS_DURATION (60s) with the race detector,
+## tokens rotating every second and random ECR faults (TestStress; `make test` runs it for 5s);
+## stress-long for 10 minutes
+STRESS_DURATION ?= 60s
+.PHONY: stress stress-long
+stress:
+	STRESS_DURATION=$(STRESS_DURATION) $(GO) test -race -count=1 -run '^TestStress$$' -v -timeout 30m ./registryauth/
+
+stress-long:
+	$(MAKE) stress STRESS_DURATION=10m

@@ -493,6 +493,11 @@ func (k *Keychain) parseToken(out *ecr.GetAuthorizationTokenOutput, fetchedAt ti
 		return nil, errors.New("ECR returned a token that has already expired (check the clock)")
 	}
 	ahead := time.Duration(float64(life) * k.refreshFraction * (1 - 0.1*rand.Float64()))
+	// A token that arrives with less than twice the margin left (a local
+	// clock running almost a token's life ahead of ECR's) is served for
+	// half its remaining life: with the full margin it would never be
+	// servable, and every lookup would call ECR.
+	margin := min(k.expiryMargin, life/2)
 	return &token{
 		username:     user,
 		password:     pass,
@@ -500,8 +505,8 @@ func (k *Keychain) parseToken(out *ecr.GetAuthorizationTokenOutput, fetchedAt ti
 		fetchedAt:    fetchedAt,
 		refreshAt:    fetchedAt.Add(ahead),
 		expiresAt:    expiresAt,
-		servableWall: expiresAt.Round(0).Add(-k.expiryMargin),
-		servableMono: fetchedAt.Add(life - k.expiryMargin),
+		servableWall: expiresAt.Round(0).Add(-margin),
+		servableMono: fetchedAt.Add(life - margin),
 	}, nil
 }
 

@@ -165,7 +165,10 @@ func WithRefreshFraction(f float64) Option {
 }
 
 // WithExpiryMargin sets how long before its expiry a cached token stops
-// being served, leaving the caller time to use it. The default is 5 minutes.
+// being served, leaving the caller time to use it. For a token that arrives
+// with less than twice the margin left (a local clock far ahead of ECR's),
+// the margin shrinks to half its remaining life, so that it is still cached.
+// The default is 5 minutes.
 func WithExpiryMargin(d time.Duration) Option {
 	return func(o *options) error {
 		if d < 0 {

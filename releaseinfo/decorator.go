@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/openshift/hypershift-ecr/pkg/ecrhost"
 	"github.com/openshift/hypershift-ecr/pkg/mirrorpolicy"
 )
 
@@ -35,6 +36,13 @@ type LookupFunc[T any] func(ctx context.Context, image string, pullSecret []byte
 // when allowed; any other Delegate error is returned at once. An image no
 // mirror applies to is passed through: Delegate gets it as given, with the
 // augmented pull secret, and its answer is returned unchanged.
+//
+// When a private ECR registry rejects the token (HTTP 401, or ECR's
+// "authorization token has expired") and Keychain can forget tokens, as
+// *registryauth.Keychain can, the token is forgotten, the pull secret
+// augmented again and that candidate tried once more before the answer
+// is judged as above: a token revoked before its expiry costs one retry,
+// not a fall-back to the next candidate.
 //
 // The caller's pull secret is never modified, and the augmented bytes are
 // handed to Delegate only: they are not returned, cached or logged.
@@ -89,12 +97,12 @@ func (d *Decorator[T]) Lookup(ctx context.Context, image string, pullSecret []by
 	if err != nil {
 		return zero, err
 	}
+	refs := make([]string, len(cands))
+	for i, c := range cands {
+		refs[i] = c.Ref
+	}
 	secret := pullSecret
 	if d.Keychain != nil {
-		refs := make([]string, len(cands))
-		for i, c := range cands {
-			refs[i] = c.Ref
-		}
 		if secret, err = d.Keychain.Augment(ctx, pullSecret, refs...); err != nil {
 			return zero, fmt.Errorf("releaseinfo: adding ECR credentials for %s: %w", image, err)
 		}
@@ -103,9 +111,31 @@ func (d *Decorator[T]) Lookup(ctx context.Context, image string, pullSecret []by
 	if retryable == nil {
 		retryable = DefaultRetryable
 	}
+	// call is Delegate, retried once with fresh ECR credentials when an ECR
+	// registry rejects the token Augment gave (revoked before its expiry).
+	// A failure to get the fresh credentials is final, as the first
+	// Augment's is: final is set then.
+	call := func(pullspec string) (v T, final bool, err error) {
+		v, err = d.Delegate(ctx, pullspec, secret)
+		f, ok := d.Keychain.(credentialForgetter)
+		if err == nil || !ok || ctx.Err() != nil || !tokenRejected(err) || !isPrivateECR(pullspec) {
+			return v, false, err
+		}
+		logr.FromContextOrDiscard(ctx).V(1).Info("ECR registry rejected the token; fetching a new one and retrying once",
+			"image", image, "candidate", pullspec)
+		f.Forget(pullspec)
+		fresh, aerr := d.Keychain.Augment(ctx, pullSecret, refs...)
+		if aerr != nil {
+			return zero, true, fmt.Errorf("releaseinfo: refreshing the ECR credentials %s rejected: %w", pullspec, aerr)
+		}
+		secret = fresh
+		v, err = d.Delegate(ctx, pullspec, secret)
+		return v, false, err
+	}
 	if !hasMirror(cands) {
 		// Nothing to choose: stay transparent, as if undecorated.
-		return d.Delegate(ctx, image, secret)
+		v, _, err := call(image)
+		return v, err
 	}
 	log := logr.FromContextOrDiscard(ctx)
 
@@ -124,9 +154,12 @@ func (d *Decorator[T]) Lookup(ctx context.Context, image string, pullSecret []by
 			i += n
 			pullspec, skipped = res.Pullspec, res.Skipped
 		}
-		v, err := d.Delegate(ctx, pullspec, secret)
+		v, final, err := call(pullspec)
 		if err == nil {
 			return v, nil
+		}
+		if final {
+			return zero, err
 		}
 		if ctx.Err() != nil || !retryable(err) {
 			if pullspec != image {
@@ -146,6 +179,36 @@ func (d *Decorator[T]) Lookup(ctx context.Context, image string, pullSecret []by
 		}
 	}
 	return zero, notMirrored(policy, noun, image, cands, skipped)
+}
+
+// credentialForgetter is implemented by *registryauth.Keychain: Forget
+// drops the cached token of a registry so that the next Augment fetches a
+// new one.
+type credentialForgetter interface {
+	Forget(registryHostOrImage string)
+}
+
+// tokenRejectedStatus matches HTTP 401 as registry clients print it.
+var tokenRejectedStatus = regexp.MustCompile(`\b(?:http|status|status code|response)[ :]{0,2}401\b|\b401 unauthorized\b`)
+
+// tokenRejected reports whether err says the registry refused the
+// credential itself, which a new token may cure: HTTP 401, UNAUTHORIZED,
+// ECR's 401 "DENIED: Not Authorized" (registry clients keep the code, not
+// the status) or its 403 "Your authorization token has expired". A 403
+// DENIED naming a permission ("is not authorized to perform") is about the
+// repository, and a new token would not change it.
+func tokenRejected(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "unauthorized") || strings.Contains(msg, "authentication required") ||
+		strings.Contains(msg, "denied: not authorized") || strings.Contains(msg, "authorization token has expired") ||
+		tokenRejectedStatus.MatchString(msg)
+}
+
+// isPrivateECR reports whether ref is on a private ECR registry, the only
+// kind the keychain holds tokens for.
+func isPrivateECR(ref string) bool {
+	reg, ok := ecrhost.Parse(ref)
+	return ok && !reg.Public
 }
 
 func hasMirror(cands []mirrorpolicy.Candidate) bool {

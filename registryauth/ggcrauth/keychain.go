@@ -83,3 +83,13 @@ func (a *authenticator) AuthorizationContext(ctx context.Context) (*authn.AuthCo
 
 // String names the registry only, in case the authenticator is printed.
 func (a *authenticator) String() string { return "ECR credentials for " + a.host }
+
+// Forget passes on to the source, when it has one (the registryauth
+// Keychain does), the news that a registry rejected its credential for
+// host, so that the next lookup fetches a new one. Readers that see the 401
+// (releaseinfo/remote) find it through this method.
+func (k *Keychain) Forget(host string) {
+	if f, ok := k.src.(interface{ Forget(string) }); ok {
+		f.Forget(host)
+	}
+}

@@ -382,3 +382,23 @@ func Example() {
 	// 123456789012.dkr.ecr.us-east-1.amazonaws.com: anonymous=false user="AWS"
 	// quay.io: anonymous=true user=""
 }
+
+type forgettingSource struct {
+	registryauth.CredentialSource
+	forgot []string
+}
+
+func (f *forgettingSource) Forget(host string) { f.forgot = append(f.forgot, host) }
+
+func TestForget(t *testing.T) {
+	t.Parallel()
+	t.Run("When the source can forget, it should pass the host on", func(t *testing.T) {
+		src := &forgettingSource{}
+		ggcrauth.NewKeychain(src).Forget("123456789012.dkr.ecr.us-east-1.amazonaws.com")
+		require.Equal(t, []string{"123456789012.dkr.ecr.us-east-1.amazonaws.com"}, src.forgot)
+	})
+	t.Run("When the source cannot forget, it should do nothing", func(t *testing.T) {
+		var kc ggcrauth.Keychain
+		require.NotPanics(t, func() { kc.Forget("123456789012.dkr.ecr.us-east-1.amazonaws.com") })
+	})
+}

@@ -55,10 +55,19 @@
 //
 // Lookup authenticates with the keychain of WithKeychain (anonymous by
 // default); put ggcrauth.NewKeychain first in an authn.NewMultiKeychain to get
-// fresh, in-memory ECR tokens. LookupWithPullSecret has the shape of
-// HyperShift's Provider.Lookup(ctx, image, pullSecret) and takes credentials
-// from dockerconfigjson bytes instead, matched like HyperShift's keyring
-// (host, host:port, host/path prefix, "*" globs over one DNS label).
+// fresh, in-memory ECR tokens. A registry may reject a token the keychain
+// still holds as valid (revoked early): with WithCredentialRefresher (the
+// *registryauth.Keychain), Lookup then forgets it, fetches one new token and
+// retries once; a second rejection fails with ErrCredentialsRejected. A
+// layer download cut mid-stream is not resumed: the lookup fails with the
+// cause (io.ErrUnexpectedEOF) and the caller retries it whole, which for a
+// few MiB costs less than a resumed, re-verified stream.
+//
+// LookupWithPullSecret has the shape of HyperShift's Provider.Lookup(ctx,
+// image, pullSecret) and takes credentials from dockerconfigjson bytes
+// instead, matched like HyperShift's keyring (host, host:port, host/path
+// prefix, "*" globs over one DNS label). It never retries a rejected
+// credential: releaseinfo's Decorator refreshes the bytes it passes.
 //
 // WithResolver turns the requested image into the pullspec to read (an ECR
 // mirror of a quay.io release, say); Release.Pullspec names what was read.

@@ -23,6 +23,13 @@ var (
 	// only a broken or hostile image does.
 	ErrLimitExceeded = errors.New("release image exceeds a size limit")
 
+	// ErrCredentialsRejected is matched when the registry answered HTTP 401
+	// again after the Reader dropped the keychain's credential and fetched a
+	// new one (WithCredentialRefresher): the identity may not read the
+	// repository, or the registry does not trust the credential at all.
+	// errors.As still finds the registry's *transport.Error.
+	ErrCredentialsRejected = errors.New("registry rejected a freshly fetched credential")
+
 	// ErrPlatformNotFound is matched when a manifest list has no image for the
 	// reader's platform (WithPlatform).
 	ErrPlatformNotFound = errors.New("no image for the platform in the manifest list")

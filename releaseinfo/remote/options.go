@@ -35,6 +35,7 @@ type Option func(*options) error
 
 type options struct {
 	keychain  authn.Keychain
+	refresher CredentialRefresher
 	transport http.RoundTripper
 	platform  v1.Platform
 	resolve   func(ctx context.Context, image string) (string, error)
@@ -53,6 +54,32 @@ func WithKeychain(kc authn.Keychain) Option {
 			return errors.New("WithKeychain: nil keychain")
 		}
 		o.keychain = kc
+		return nil
+	}
+}
+
+// CredentialRefresher drops a cached registry credential so that the next
+// request for that registry gets a new one. *registryauth.Keychain
+// implements it; hostOrImage is a registry host (host:port for a port).
+type CredentialRefresher interface {
+	Forget(hostOrImage string)
+}
+
+// WithCredentialRefresher makes Lookup recover from a credential the
+// registry rejects before the keychain thinks it expired (an ECR token
+// revoked early, say): on an HTTP 401 from a registry the keychain sent
+// credentials to, Lookup calls f.Forget with the registry's host and
+// retries the whole lookup once; a second 401 fails with an *Error
+// matching ErrCredentialsRejected. Pass the *registryauth.Keychain behind
+// the ggcrauth keychain given to WithKeychain. The default is the keychain
+// of WithKeychain itself when it implements CredentialRefresher, else none:
+// a 401 fails the lookup at once. LookupWithPullSecret never retries.
+func WithCredentialRefresher(f CredentialRefresher) Option {
+	return func(o *options) error {
+		if f == nil {
+			return errors.New("WithCredentialRefresher: nil refresher")
+		}
+		o.refresher = f
 		return nil
 	}
 }
@@ -128,6 +155,9 @@ func makeOptions(opts []Option) (*options, error) {
 		if err := opt(o); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if o.refresher == nil {
+		o.refresher, _ = o.keychain.(CredentialRefresher)
 	}
 	if o.maxFile <= 0 || o.maxScan <= 0 {
 		errs = append(errs, errors.New("size limits must be positive"))

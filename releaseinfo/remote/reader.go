@@ -75,9 +75,11 @@ func NewReader(opts ...Option) (*Reader, error) {
 }
 
 // Lookup reads the release metadata of image, a pullspec by tag or digest,
-// with the Reader's keychain. Errors are *Error.
+// with the Reader's keychain. When the registry rejects the keychain's
+// credential (HTTP 401) and a CredentialRefresher is set, the credential
+// is dropped, fetched anew and the lookup retried once. Errors are *Error.
 func (r *Reader) Lookup(ctx context.Context, image string) (*Release, error) {
-	return r.lookup(ctx, image, r.o.keychain)
+	return r.lookup(ctx, image, r.o.keychain, r.o.refresher)
 }
 
 // LookupWithPullSecret is Lookup with credentials from pullSecret, a
@@ -87,16 +89,18 @@ func (r *Reader) Lookup(ctx context.Context, image string) (*Release, error) {
 // other host the lookup contacts, so they must already hold credentials for
 // all of them (an ECR entry added by registryauth's Augment, for example).
 // Empty pullSecret reads anonymously. A malformed one fails with an error
-// matching dockerconfig.ErrMalformed that quotes none of it.
+// matching dockerconfig.ErrMalformed that quotes none of it. A rejected
+// credential is not retried: the caller owns the bytes (releaseinfo's
+// Decorator refreshes them).
 func (r *Reader) LookupWithPullSecret(ctx context.Context, image string, pullSecret []byte) (*Release, error) {
 	kc, err := newPullSecretKeychain(pullSecret)
 	if err != nil {
 		return nil, &Error{Image: image, Op: "parse pull secret for", Err: err}
 	}
-	return r.lookup(ctx, image, kc)
+	return r.lookup(ctx, image, kc, nil)
 }
 
-func (r *Reader) lookup(ctx context.Context, image string, kc authn.Keychain) (*Release, error) {
+func (r *Reader) lookup(ctx context.Context, image string, kc authn.Keychain, refresher CredentialRefresher) (*Release, error) {
 	pullspec := image
 	if r.o.resolve != nil {
 		p, err := r.o.resolve(ctx, image)
@@ -108,6 +112,55 @@ func (r *Reader) lookup(ctx context.Context, image string, kc authn.Keychain) (*
 		}
 		pullspec = p
 	}
+	c := &counter{} // per lookup, retry included: the Reader is shared
+	rel, err := r.read(ctx, image, pullspec, kc, c)
+	if err == nil || refresher == nil {
+		return rel, err
+	}
+	// A token revoked before its expiry (or rotated away) is still valid
+	// in the keychain's eyes: drop it, fetch a new one, try once more.
+	host, ok := rejectedCredential(ctx, err, kc)
+	if !ok {
+		return nil, err
+	}
+	logr.FromContextOrDiscard(ctx).V(1).Info("Registry rejected a cached credential; fetching a new one and retrying once",
+		"registry", host, "image", image)
+	refresher.Forget(host)
+	rel, err = r.read(ctx, image, pullspec, kc, c)
+	if err == nil {
+		return rel, nil
+	}
+	var e *Error
+	if _, again := rejectedCredential(ctx, err, kc); again && errors.As(err, &e) {
+		e.Err = fmt.Errorf("%w: %w", ErrCredentialsRejected, e.Err)
+		e.Hint = "the registry " + host + " refused a credential fetched just now; on ECR, check that the identity may " +
+			"read the repository (ecr:BatchGetImage, ecr:GetDownloadUrlForLayer) and the repository policy"
+	}
+	return nil, err
+}
+
+// rejectedCredential reports whether err is a registry's 401 to a request
+// for which kc had a credential, and that registry's host. A 401 to an
+// anonymous request is not a stale credential.
+func rejectedCredential(ctx context.Context, err error, kc authn.Keychain) (string, bool) {
+	var te *transport.Error
+	if !errors.As(err, &te) || te.StatusCode != http.StatusUnauthorized || te.Request == nil || te.Request.URL == nil {
+		return "", false
+	}
+	host := te.Request.URL.Host
+	reg, perr := name.NewRegistry(host)
+	if perr != nil {
+		return "", false
+	}
+	auth, aerr := authn.Resolve(ctx, kc, reg)
+	if aerr != nil || auth == authn.Anonymous {
+		return "", false
+	}
+	return host, true
+}
+
+// read is one attempt at reading pullspec; c accumulates across attempts.
+func (r *Reader) read(ctx context.Context, image, pullspec string, kc authn.Keychain, c *counter) (*Release, error) {
 	fail := func(op, file string, err error) *Error {
 		return &Error{Image: image, Pullspec: pullspec, Op: op, File: file, Err: redact(err)}
 	}
@@ -116,7 +169,6 @@ func (r *Reader) lookup(ctx context.Context, image string, kc authn.Keychain) (*
 		return nil, fail("parse reference", "", err)
 	}
 
-	c := &counter{} // per lookup: the Reader is shared
 	desc, err := ggcrremote.Get(ref,
 		ggcrremote.WithContext(ctx),
 		ggcrremote.WithAuthFromKeychain(kc),

@@ -1,0 +1,5 @@
+//go:build !race
+
+package secretcheck_test
+
+const raceEnabled = false
