@@ -59,9 +59,10 @@ func newWorld(t *testing.T) *world {
 	require.NoError(t, err)
 	newer, err := releasepayload.Build(releasepayload.WithVersion("4.10.4"))
 	require.NoError(t, err)
-	w.mirrored = w.quay.Push(t, sourceRepo+":4.10.3-x86_64", w.payload.Image)
+	m, err := fakeregistry.MirrorRelease(t.Context(), w.quay, w.ecr, w.payload) // sourceRepo:4.10.3-x86_64 -> mirrorRepo
+	require.NoError(t, err)
+	w.mirrored = m.Release
 	w.lagging = w.quay.Push(t, sourceRepo+":4.10.4-x86_64", newer.Image)
-	w.ecr.Copy(t, w.mirrored, mirrorRepo+":4.10.3-x86_64", w.quay)
 	w.quay.Reset()
 	w.ecr.Reset()
 

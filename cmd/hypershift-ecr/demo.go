@@ -219,22 +219,15 @@ func (c *cli) demo(ctx context.Context) error {
 		return err
 	}
 	progress("pushing it to quay.io")
-	release, err := w.quay.PushImage(ctx, demoReleaseRepo+":"+demoVersion+"-x86_64", payload.Image)
+	where := []fakeregistry.MirrorOption{
+		fakeregistry.PublishAs(demoReleaseRepo + ":" + demoVersion + "-x86_64"),
+		fakeregistry.MirrorTo(demoMirrorRepo),
+	}
+	published, err := fakeregistry.MirrorRelease(ctx, w.quay, nil, payload, where...) // not mirrored yet
 	if err != nil {
 		return err
 	}
-	components := map[string]string{} // tag -> quay.io pullspec
-	for _, tag := range payload.ImageStream.Spec.Tags {
-		if tag.From != nil {
-			components[tag.Name] = tag.From.Name
-		}
-	}
-	if err := forEach(ctx, sortedKeys(components), 4, func(ctx context.Context, tag string) error {
-		_, err := w.quay.PushImage(ctx, components[tag], payload.Components[tag])
-		return err
-	}); err != nil {
-		return err
-	}
+	release, components := published.Release, published.Components
 
 	rules, err := mirrorpolicy.ECRReleaseMirror(demoMirrorRepo)
 	if err != nil {
@@ -261,15 +254,7 @@ func (c *cli) demo(ctx context.Context) error {
 	}
 
 	progress("mirroring the release and %d components to %s", len(components), demoMirrorRepo)
-	mirrorTag := demoMirrorRepo + ":" + demoVersion + "-x86_64"
-	if _, err := w.ecr.CopyImage(ctx, release, mirrorTag, w.quay); err != nil {
-		return err
-	}
-	if err := forEach(ctx, sortedKeys(components), 4, func(ctx context.Context, tag string) error {
-		// oc tags each component <version>-<arch>-<component> in the one repository.
-		_, err := w.ecr.CopyImage(ctx, components[tag], mirrorTag+"-"+tag, w.quay)
-		return err
-	}); err != nil {
+	if _, err := fakeregistry.MirrorRelease(ctx, w.quay, w.ecr, payload, where...); err != nil {
 		return err
 	}
 	w.ecr.Reset()

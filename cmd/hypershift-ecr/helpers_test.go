@@ -28,7 +28,6 @@ const (
 	mirrorRepo    = ecrHost + "/ocp4/openshift4"
 	releaseRepo   = "quay.io/openshift-release-dev/ocp-release"
 	componentRepo = "quay.io/openshift-release-dev/ocp-v4.0-art-dev"
-	releaseTag    = "4.10.3-x86_64"
 	roleARN       = "arn:aws:sts::123456789012:assumed-role/hypershift-operator/i-0123456789abcdef0"
 	// testSecretKey is the fake static secret key; it must never be printed.
 	testSecretKey = "fake-static-secret-access-key-0000"
@@ -62,23 +61,16 @@ func newWorld(t *testing.T, mirror bool) *world {
 	t.Cleanup(w.ecrAPISrv.Close)
 	w.quay = fakeregistry.New(t, fakeregistry.WithHost("quay.io"), fakeregistry.WithAnonymous())
 	w.ecr = fakeregistry.New(t, fakeregistry.WithAuthenticator(w.ecrAPI.Authenticator()))
-	w.release = w.quay.Push(t, releaseRepo+":"+releaseTag, p.Image)
+	var dst *fakeregistry.Registry // nil: published on quay.io only
+	if mirror {
+		dst = w.ecr
+	}
+	m, err := fakeregistry.MirrorRelease(t.Context(), w.quay, dst, p)
+	require.NoError(t, err)
+	w.release = m.Release
 	newer, err := random.Image(512, 1) // a release published after the mirror ran
 	require.NoError(t, err)
 	w.lagging = w.quay.Push(t, releaseRepo+":4.10.4-x86_64", newer)
-	if mirror {
-		w.ecr.Copy(t, w.release, mirrorRepo+":"+releaseTag, w.quay)
-		for tag, img := range p.Components {
-			from := ""
-			for _, st := range p.ImageStream.Spec.Tags {
-				if st.Name == tag {
-					from = st.From.Name
-				}
-			}
-			_, digest, _ := strings.Cut(from, "@")
-			w.ecr.Push(t, mirrorRepo+"@"+digest, img)
-		}
-	}
 	return w
 }
 

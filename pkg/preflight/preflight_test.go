@@ -69,11 +69,9 @@ func newWorld(t *testing.T) *world {
 		dnsAddrs: []string{"10.0.12.34", "10.0.45.67"}}
 	w.quay = fakeregistry.New(t, fakeregistry.WithHost("quay.io"), fakeregistry.WithAnonymous())
 	w.ecr = fakeregistry.New(t, fakeregistry.WithAuthenticator(w.ecrAPI.Authenticator()))
-	w.release = w.quay.Push(t, releaseRepo+":"+releaseTag, p.Image)
-	w.ecr.Copy(t, w.release, mirrorRepo+":"+releaseTag, w.quay)
-	for tag, img := range p.Components {
-		w.ecr.Push(t, mirrorRepo+"@"+digestOf(t, componentPullspec(t, p, tag)), img)
-	}
+	m, err := fakeregistry.MirrorRelease(t.Context(), w.quay, w.ecr, p) // releaseRepo:releaseTag -> mirrorRepo
+	require.NoError(t, err)
+	w.release = m.Release
 	w.kc, err = registryauth.NewKeychain(registryauth.WithClientFactory(w.ecrAPI.ClientFactory))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.kc.Close() })
@@ -736,11 +734,9 @@ func TestRunManifestList(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
-			w.release = w.quay.PushIndex(t, releaseRepo+":4.10.3-multi", multi.Index)
-			w.ecr.Copy(t, w.release, mirrorRepo+":4.10.3-multi", w.quay)
-			for tag, img := range multi.Components {
-				w.ecr.Push(t, mirrorRepo+"@"+digestOf(t, componentPullspec(t, multi, tag)), img)
-			}
+			m, err := fakeregistry.MirrorRelease(t.Context(), w.quay, w.ecr, multi) // releaseRepo:4.10.3-multi -> mirrorRepo
+			require.NoError(t, err)
+			w.release = m.Release
 			cfg := w.config(t)
 			cfg.Platform = tc.platform
 			r, err := preflight.Run(t.Context(), cfg)

@@ -12,14 +12,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -356,16 +354,7 @@ func (n *nodeNamespace) run(ctx context.Context, t *testing.T, argv ...string) r
 		args = append(args, b[0], b[1])
 	}
 	args = append(args, argv...)
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "unshare", args...)
-	cmd.Env = cleanEnv(n.home, n.env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return runResult{stdout: stdout.Bytes(), stderr: stderr.Bytes(), err: err}
+	return unshare(ctx, cleanEnv(n.home, n.env...), args...)
 }
 
 // unreachable is a loopback address that accepts TCP connections and closes

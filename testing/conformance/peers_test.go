@@ -515,12 +515,18 @@ func runWithHosts(ctx context.Context, t *testing.T, home string, argv ...string
 		harness.must(t, "write hosts file", os.WriteFile(hosts,
 			[]byte("127.0.0.1\tlocalhost\n::1\tlocalhost\n127.0.0.2\t"+registryHost+"\n"), 0o644))
 	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
 	args := append([]string{"-m", "--propagation", "private", "--", "sh", "-c",
 		`mount --bind "$0" /etc/hosts && exec "$@"`, hosts}, argv...)
+	return unshare(ctx, cleanEnv(home), args...)
+}
+
+// unshare runs `unshare args...` with env, bounded by a timeout, in a
+// process group killed with the test binary or when ctx ends.
+func unshare(ctx context.Context, env []string, args ...string) runResult {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", args...)
-	cmd.Env = cleanEnv(home)
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var stdout, stderr bytes.Buffer

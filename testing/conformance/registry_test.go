@@ -66,9 +66,9 @@ func unauthorized(err error) bool {
 // docker-registry whose htpasswd password is the fake ECR's latest token:
 // a release pushed and read with keychain credentials, a rotation by
 // another ECR caller (a node's credential provider) that the registry
-// enforces at once, the reader's 401 naming the registry's answer, and the
-// keychain serving a fresh token after Forget, both through ggcrauth and
-// through HyperShift's pull-secret seam (Augment + LookupWithPullSecret).
+// enforces at once, a stale pull secret's typed 401, the reader recovering
+// by itself (Forget, one fresh token, one retry), and HyperShift's
+// pull-secret seam (Augment + LookupWithPullSecret).
 func TestRealRegistryRotation(t *testing.T) {
 	ctx := t.Context()
 	reg := startRegistry(t)
@@ -87,6 +87,8 @@ func TestRealRegistryRotation(t *testing.T) {
 	reader.with(registry).must(t, "release lookup before rotation", err)
 	checkRelease(t, reader.with(registry), "release lookup before rotation", rel, payload)
 	keychain.check(t, "warm keychain makes no second ECR call", e.Calls(region) == 1, "%d ECR calls", e.Calls(region))
+	staleSecret, err := kc.Augment(ctx, []byte(`{"auths":{}}`), releaseTag)
+	augment.must(t, "augment the pull secret before rotation", err)
 
 	// Another principal's call (a node's ecr-credential-provider) gets a new
 	// token; the registry now accepts only that one.
@@ -99,8 +101,11 @@ func TestRealRegistryRotation(t *testing.T) {
 	registry.check(t, "/v2/ with the stale password after rotation", status == http.StatusUnauthorized,
 		"status %d, want 401: the htpasswd file was not reloaded", status)
 
-	_, err = r.Lookup(ctx, releaseTag)
-	reader.with(registry).check(t, "release lookup with the rotated-out token", unauthorized(err),
+	// A pull secret augmented before the rotation now holds a rejected
+	// token: the reader has no keychain to refresh it from, so the
+	// registry's 401 comes back typed, naming the image, without the token.
+	_, err = newReader(t, reg, nil).LookupWithPullSecret(ctx, releaseTag, staleSecret)
+	reader.with(registry).check(t, "LookupWithPullSecret with the rotated-out token", unauthorized(err),
 		"error %v, want the registry's 401", err)
 	var rerr *remote.Error
 	reader.check(t, "error of a lookup with the rotated-out token", errors.As(err, &rerr) && rerr.Image == releaseTag,
@@ -108,14 +113,13 @@ func TestRealRegistryRotation(t *testing.T) {
 	reader.check(t, "error of a lookup with the rotated-out token", !strings.Contains(err.Error(), stale),
 		"the error holds the password")
 
-	// The caller's answer to a 401: drop the token, and the next lookup
-	// fetches a fresh one.
-	kc.Forget(releaseTag)
+	// With the keychain, the reader answers the 401 itself: it drops the
+	// token (Forget), fetches one fresh token and retries once.
 	rel, err = r.Lookup(ctx, releaseTag)
-	reader.with(registry).must(t, "release lookup with rotated password", err)
-	checkRelease(t, reader.with(registry), "release lookup with rotated password", rel, payload)
+	reader.with(registry).must(t, "release lookup after an out-of-band rotation (401, Forget, one retry)", err)
+	checkRelease(t, reader.with(registry), "release lookup after an out-of-band rotation", rel, payload)
 	issued = e.Issued()
-	keychain.check(t, "fresh token after Forget", len(issued) == 3 && reg.Password() == issued[2],
+	keychain.check(t, "one fresh token after the registry's 401", len(issued) == 3 && reg.Password() == issued[2],
 		"%d tokens issued, want 3", len(issued))
 
 	// HyperShift's seam: Lookup(ctx, image, pullSecret) with the pull secret

@@ -29,7 +29,9 @@
 // Stats, Requests and Reset let a test or benchmark count what a client did (pings, manifest
 // requests, redirects, S3 bytes, 401s, Authorization headers sent to S3). FailNext, CutBlobAfter,
 // Delete and RevokeAll inject failures. Push, PushIndex and Copy set a registry up; they bypass
-// authentication, faults and counters.
+// authentication, faults and counters. MirrorRelease sets up a whole mirrored release with them:
+// a releasepayload release and its components published on a "quay.io" Registry and copied into
+// one ECR repository, as `oc adm release mirror` leaves them.
 //
 // Everything is per Registry: there is no package state, and New registers the shutdown with
 // t.Cleanup. Programs that are not tests (the hypershift-ecr demo) use Start and Close instead,
