@@ -40,8 +40,11 @@ fuzz:
 fuzz-long:
 	$(MAKE) fuzz FUZZTIME=5m
 
-## lint: go vet plus a gofmt check
-lint: vet fmt-check
+## lint: go vet, a gofmt check and a go.mod that needs no tidying
+lint: vet fmt-check tidy-check
+
+tidy-check:
+	$(GO) mod tidy -diff
 
 vet:
 	$(GO) vet $(PKGS)
