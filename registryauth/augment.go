@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/openshift/hypershift-ecr/pkg/dockerconfig"
-	"github.com/openshift/hypershift-ecr/pkg/ecrhost"
 )
 
 // Augment returns a new dockerconfigjson: pullSecret with a fresh ECR entry
@@ -32,28 +31,28 @@ func (k *Keychain) Augment(ctx context.Context, pullSecret []byte, imagesOrHosts
 	}
 	type target struct {
 		authKey string
-		reg     ecrhost.Registry
+		host    string
 		e       *entry
 	}
 	var targets []target
 	seen := make(map[string]bool, len(imagesOrHosts))
 	for _, s := range imagesOrHosts {
-		reg, e, err := k.lookup(s)
+		host, e, err := k.lookup(s)
 		if errors.Is(err, ErrNotECR) || errors.Is(err, ErrPublicRegistry) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		authKey := reg.Host
+		authKey := host
 		if len(k.roles) > 0 {
-			_, authKey = k.roleFor(reg.Host, s)
+			_, authKey = k.roleFor(host, s)
 		}
 		if seen[authKey] {
 			continue
 		}
 		seen[authKey] = true
-		targets = append(targets, target{authKey: authKey, reg: reg, e: e})
+		targets = append(targets, target{authKey: authKey, host: host, e: e})
 	}
 	// Start every cold fetch before waiting on any, so regions load in parallel.
 	for _, t := range targets {
@@ -61,7 +60,7 @@ func (k *Keychain) Augment(ctx context.Context, pullSecret []byte, imagesOrHosts
 	}
 	edits := make([]memoEdit, len(targets))
 	for i, t := range targets {
-		tok, err := k.token(ctx, t.reg, t.e)
+		tok, err := k.token(ctx, t.host, t.e)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +77,7 @@ func (k *Keychain) Augment(ctx context.Context, pullSecret []byte, imagesOrHosts
 	}
 	for i, t := range targets {
 		if err := cfg.SetAuth(t.authKey, edits[i].tok.auth); err != nil {
-			return nil, fmt.Errorf("ecr: augment pull secret for %s: %w", t.reg.Host, err)
+			return nil, fmt.Errorf("ecr: augment pull secret for %s: %w", t.host, err)
 		}
 	}
 	out := cfg.Marshal()

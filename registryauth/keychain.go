@@ -73,8 +73,8 @@ type cacheIndex struct {
 }
 
 type hostRef struct {
-	reg ecrhost.Registry
-	e   *entry
+	host string
+	e    *entry
 }
 
 // maxIndexedHosts bounds the host shortcut: hosts come from image strings,
@@ -181,15 +181,15 @@ func NewKeychain(opts ...Option) (*Keychain, error) {
 // that is not ECR gives an error matching ErrNotECR, ECR Public one
 // matching ErrPublicRegistry.
 func (k *Keychain) Credential(ctx context.Context, registryHostOrImage string) (Credential, error) {
-	reg, e, err := k.lookup(registryHostOrImage)
+	host, e, err := k.lookup(registryHostOrImage)
 	if err != nil {
 		return Credential{}, err
 	}
-	tok, err := k.token(ctx, reg, e)
+	tok, err := k.token(ctx, host, e)
 	if err != nil {
 		return Credential{}, err
 	}
-	return Credential{Registry: reg.Host, Username: tok.username, Password: tok.password, ExpiresAt: tok.expiresAt}, nil
+	return Credential{Registry: host, Username: tok.username, Password: tok.password, ExpiresAt: tok.expiresAt}, nil
 }
 
 // Forget drops the cached token serving registryHostOrImage, so that the
@@ -216,9 +216,12 @@ func (k *Keychain) Close() error {
 	return nil
 }
 
-func (k *Keychain) lookup(s string) (ecrhost.Registry, *entry, error) {
+// lookup returns the normalised registry host named by s and its cache
+// entry. It returns the host, not the parsed Registry: the warm path copies
+// nothing it does not hand out.
+func (k *Keychain) lookup(s string) (string, *entry, error) {
 	if k.closed.Load() {
-		return ecrhost.Registry{}, nil, ErrClosed
+		return "", nil, ErrClosed
 	}
 	idx := k.index.Load()
 	// Shortcut: a host (or image on a host) already parsed and normalised
@@ -230,24 +233,24 @@ func (k *Keychain) lookup(s string) (ecrhost.Registry, *entry, error) {
 			host = s[:i]
 		}
 		if ref, ok := idx.byHost[host]; ok {
-			return ref.reg, ref.e, nil
+			return ref.host, ref.e, nil
 		}
 	}
 	reg, ok := k.parser.Parse(s)
 	if !ok {
-		return reg, nil, &NotECRError{Input: s}
+		return "", nil, &NotECRError{Input: s}
 	}
 	if reg.Public {
-		return reg, nil, fmt.Errorf("ecr: %s: %w", reg.Host, ErrPublicRegistry)
+		return "", nil, fmt.Errorf("ecr: %s: %w", reg.Host, ErrPublicRegistry)
 	}
 	key := cacheKey{partition: reg.Partition, region: reg.Region, fips: reg.FIPS, dualStack: reg.DualStack}
 	if len(k.roles) > 0 {
 		key.identity, _ = k.roleFor(reg.Host, s)
 		if e, ok := idx.byKey[key]; ok {
-			return reg, e, nil
+			return reg.Host, e, nil
 		}
 	}
-	return reg, k.addEntry(key, reg), nil
+	return reg.Host, k.addEntry(key, reg), nil
 }
 
 // addEntry returns the entry for key, creating it, and indexes reg.Host.
@@ -266,7 +269,7 @@ func (k *Keychain) addEntry(key cacheKey, reg ecrhost.Registry) *entry {
 		next.byKey[key] = e
 	}
 	if len(k.roles) == 0 && len(next.byHost) < maxIndexedHosts {
-		next.byHost[reg.Host] = hostRef{reg: reg, e: e}
+		next.byHost[reg.Host] = hostRef{host: reg.Host, e: e}
 	}
 	k.index.Store(next)
 	return e
@@ -288,7 +291,7 @@ func (idx *cacheIndex) clone() *cacheIndex {
 
 // token is the hot path: a map read, a clock read and two atomic loads when
 // warm.
-func (k *Keychain) token(ctx context.Context, reg ecrhost.Registry, e *entry) (*token, error) {
+func (k *Keychain) token(ctx context.Context, host string, e *entry) (*token, error) {
 	now := k.clock.Now()
 	if tok := e.tok.Load(); tok != nil && tok.servable(now) {
 		k.metrics.CacheHit(e.key.partition, e.key.region)
@@ -301,13 +304,13 @@ func (k *Keychain) token(ctx context.Context, reg ecrhost.Registry, e *entry) (*
 		return tok, nil
 	}
 	k.metrics.CacheMiss(e.key.partition, e.key.region)
-	return k.await(ctx, reg, e)
+	return k.await(ctx, host, e)
 }
 
 // await waits for a usable token: the one a flight in progress brings, or
 // a new flight's. Within the backoff window after a failure it returns that
 // failure at once instead of calling ECR again.
-func (k *Keychain) await(ctx context.Context, reg ecrhost.Registry, e *entry) (*token, error) {
+func (k *Keychain) await(ctx context.Context, host string, e *entry) (*token, error) {
 	e.mu.Lock()
 	now := k.clock.Now()
 	if tok := e.tok.Load(); tok != nil && tok.servable(now) {
@@ -317,7 +320,7 @@ func (k *Keychain) await(ctx context.Context, reg ecrhost.Registry, e *entry) (*
 	f := e.inflight
 	if f == nil {
 		if e.lastErr != nil && now.Before(e.retryAt) {
-			err := e.lastErr.forRegistry(reg.Host)
+			err := e.lastErr.forRegistry(host)
 			e.mu.Unlock()
 			return nil, err
 		}
@@ -331,16 +334,16 @@ func (k *Keychain) await(ctx context.Context, reg ecrhost.Registry, e *entry) (*
 
 	select {
 	case <-ctx.Done():
-		return nil, fmt.Errorf("ecr: waiting for a token for %s: %w", reg.Host, context.Cause(ctx))
+		return nil, fmt.Errorf("ecr: waiting for a token for %s: %w", host, context.Cause(ctx))
 	case <-f.done:
 	}
 	if f.err != nil {
-		return nil, f.err.forRegistry(reg.Host)
+		return nil, f.err.forRegistry(host)
 	}
 	// A fresh token is usable until it expires; the margin only limits how
 	// long a cached one is served.
 	if !k.clock.Now().Before(f.tok.expiresAt) {
-		return nil, k.tokenError(reg, ErrInvalidToken, errors.New("ECR returned a token that has already expired (check the clock)"))
+		return nil, k.tokenError(e.reg, ErrInvalidToken, errors.New("ECR returned a token that has already expired (check the clock)")).forRegistry(host)
 	}
 	return f.tok, nil
 }
