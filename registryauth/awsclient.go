@@ -145,17 +145,5 @@ func (a *awsClients) endpointLabel(reg ecrhost.Registry) string {
 			return "custom endpoint"
 		}
 	}
-	return variantLabel(reg)
-}
-
-func variantLabel(reg ecrhost.Registry) string {
-	switch {
-	case reg.FIPS && reg.DualStack:
-		return "fips+dualstack"
-	case reg.FIPS:
-		return "fips"
-	case reg.DualStack:
-		return "dualstack"
-	}
-	return ""
+	return reg.EndpointVariant()
 }

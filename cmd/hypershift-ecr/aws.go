@@ -112,13 +112,8 @@ func customEndpoint(cfg aws.Config, flagValue string) string {
 }
 
 func variantName(reg ecrhost.Registry) string {
-	switch {
-	case reg.FIPS && reg.DualStack:
-		return "fips+dualstack"
-	case reg.FIPS:
-		return "fips"
-	case reg.DualStack:
-		return "dualstack"
+	if v := reg.EndpointVariant(); v != "" {
+		return v
 	}
 	return "standard"
 }

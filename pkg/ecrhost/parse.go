@@ -28,6 +28,21 @@ func (r Registry) String() string {
 	return r.Host
 }
 
+// EndpointVariant names the API endpoint variant the registry's host
+// calls for: "fips", "dualstack", "fips+dualstack", or "" for the
+// partition's standard endpoint.
+func (r Registry) EndpointVariant() string {
+	switch {
+	case r.FIPS && r.DualStack:
+		return "fips+dualstack"
+	case r.FIPS:
+		return "fips"
+	case r.DualStack:
+		return "dualstack"
+	}
+	return ""
+}
+
 // PartitionForRegion returns the AWS partition of region, e.g. "aws-cn" for
 // "cn-north-1", and false when region is not shaped like an AWS region
 // ("us-east-1", "us-gov-west-1", "eusc-de-east-1"). The region need not

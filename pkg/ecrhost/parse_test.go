@@ -430,3 +430,23 @@ func TestIsAccountID(t *testing.T) {
 		require.False(t, isAccountID("1234567890123"))
 	})
 }
+
+func TestEndpointVariant(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, host, want string
+	}{
+		{name: "When the host is standard, it should name no variant", host: "123456789012.dkr.ecr.us-east-1.amazonaws.com", want: ""},
+		{name: "When the host is FIPS, it should name fips", host: "123456789012.dkr.ecr-fips.us-east-1.amazonaws.com", want: "fips"},
+		{name: "When the host is dual-stack, it should name dualstack", host: "123456789012.dkr-ecr.us-east-1.on.aws", want: "dualstack"},
+		{name: "When the host is dual-stack FIPS, it should name both", host: "123456789012.dkr-ecr-fips.us-west-2.on.aws", want: "fips+dualstack"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			reg, ok := Parse(tc.host)
+			require.True(t, ok)
+			require.Equal(t, tc.want, reg.EndpointVariant())
+		})
+	}
+}
