@@ -189,6 +189,7 @@ func TestHelperNotFound(t *testing.T) {
 		{name: "When the plugin answers an empty password, it should say not found", mode: "emptypassword", serverURL: testECRHost, asked: true, reason: "no usable credentials"},
 		{name: "When the plugin answers no auth, it should say not found", mode: "noauth", serverURL: testECRHost, asked: true, reason: "no usable credentials"},
 		{name: "When the plugin answers nothing, it should say not found", mode: "silent", serverURL: testECRHost, asked: true, reason: "no usable credentials"},
+		{name: "When the plugin's JSON holds a NUL byte, it should say not found", mode: "nul", serverURL: testECRHost, asked: true, reason: "no usable credentials"},
 		{name: "When the plugin answers more than 64 KiB, it should say not found", mode: "huge", serverURL: testECRHost, asked: true, reason: "the credential provider plugin"},
 	}
 	for _, tc := range tests {

@@ -1,6 +1,7 @@
 package nodeconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -121,6 +122,11 @@ func fakePlugin(mode string) int {
 	case "huge":
 		resp.Auth["padding.example.com"] = credentialproviderv1.AuthConfig{Username: "x", Password: strings.Repeat("A", 70000)}
 		out, _ = json.Marshal(resp)
+	case "nul":
+		// A NUL in a key: the kubelet refuses it; bash would silently drop
+		// it from a captured answer, so the helper must refuse it first.
+		out, _ = json.Marshal(resp)
+		out = bytes.Replace(out, []byte(`"kind"`), []byte("\"\x00\":\"\",\"kind\""), 1)
 	case "silent":
 		return 0
 	default:

@@ -10,6 +10,9 @@
 # LC_ALL=C so that substr and tolower work on bytes.
 BEGIN {
 	for (i = 1; i < 32; i++) ctl = ctl sprintf("%c", i)
+	# NUL cannot go into ctl (index would find "" everywhere); awks that
+	# can hold it in a string compare it alone, the others never see it.
+	nul = sprintf("%c", 0)
 	unit["ns"] = 1e-9; unit["us"] = 1e-6; unit["ms"] = 1e-3
 	unit["s"] = 1; unit["m"] = 60; unit["h"] = 3600
 	host = tolower(host)
@@ -63,7 +66,7 @@ function jstring(   start, c) {
 			}
 			continue
 		}
-		if (index(ctl, c)) exit 1
+		if (index(ctl, c) || (nul != "" && c == nul)) exit 1
 		pos++
 	}
 }
