@@ -23,7 +23,8 @@ func (k *Keychain) Augment(ctx context.Context, pullSecret []byte, imagesOrHosts
 	// Validate the pull secret before anything else: bad input changes
 	// nothing and calls nothing. A memoised input was valid.
 	var cfg *dockerconfig.Config
-	if !k.memo.has(pullSecret) {
+	memo, memoHit := k.memo.find(pullSecret)
+	if !memoHit {
 		var err error
 		if cfg, err = dockerconfig.Parse(pullSecret); err != nil {
 			return nil, fmt.Errorf("ecr: augment pull secret: %w", err)
@@ -66,8 +67,8 @@ func (k *Keychain) Augment(ctx context.Context, pullSecret []byte, imagesOrHosts
 		}
 		edits[i] = memoEdit{authKey: t.authKey, tok: tok}
 	}
-	if out, ok := k.memo.get(pullSecret, edits); ok {
-		return out, nil
+	if memoHit && slices.Equal(memo.edits, edits) {
+		return bytes.Clone(memo.out), nil // the caller owns the result
 	}
 	if cfg == nil {
 		var err error
@@ -124,34 +125,32 @@ type memoEntry struct {
 	edits   []memoEdit
 }
 
-func (m *augmentMemo) has(in []byte) bool {
+// find returns the entry remembered for exactly in. Stored slices are never
+// written again, so the copy of the entry stays valid after the lock.
+func (m *augmentMemo) find(in []byte) (memoEntry, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := range m.entries {
-		if m.entries[i].out != nil && bytes.Equal(m.entries[i].in, in) {
-			return true
+		if e := m.entries[i]; e.out != nil && bytes.Equal(e.in, in) {
+			return e, true
 		}
 	}
-	return false
-}
-
-// get returns a copy: the caller owns the result and may change it.
-func (m *augmentMemo) get(in []byte, edits []memoEdit) ([]byte, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i := range m.entries {
-		e := &m.entries[i]
-		if e.out != nil && slices.Equal(e.edits, edits) && bytes.Equal(e.in, in) {
-			return bytes.Clone(e.out), true
-		}
-	}
-	return nil, false
+	return memoEntry{}, false
 }
 
 func (m *augmentMemo) put(in []byte, edits []memoEdit, out []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.entries[m.next] = memoEntry{in: bytes.Clone(in), out: bytes.Clone(out), edits: edits}
+	e := memoEntry{in: bytes.Clone(in), out: bytes.Clone(out), edits: edits}
+	// One entry per input: a result for rotated tokens replaces the old one,
+	// which find would otherwise keep returning.
+	for i := range m.entries {
+		if m.entries[i].out != nil && bytes.Equal(m.entries[i].in, in) {
+			m.entries[i] = e
+			return
+		}
+	}
+	m.entries[m.next] = e
 	m.next = (m.next + 1) % augmentMemoSize
 }
 

@@ -122,6 +122,9 @@ func TestAugment(t *testing.T) {
 		require.NoError(t, err)
 		want := base64.StdEncoding.EncodeToString([]byte("AWS:" + fakeecr.Password("us-east-1", 2)))
 		require.Equal(t, want, decodeAuths(t, rotated)[useast1]["auth"])
+		again, err = h.kc.Augment(context.Background(), []byte(openshiftPullSecret), mirror)
+		require.NoError(t, err)
+		require.Equal(t, rotated, again, "the result for the new token must be the one remembered")
 	})
 
 	t.Run("When the pull secret is empty, it should create one", func(t *testing.T) {
